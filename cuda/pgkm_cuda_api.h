@@ -1,0 +1,112 @@
+/*
+ * pgkm_cuda_api.h: the versioned C interface between the engine and the CUDA
+ * plugin (pg_kmeans_cuda.so).
+ *
+ * The engine dlopen()s the plugin on first GPU use and calls
+ * pgkm_cuda_get_api(); nothing here names a CUDA type, so the main extension
+ * library builds, loads and runs with no CUDA toolkit, driver or GPU. Bump
+ * PGKM_CUDA_ABI_VERSION on any change to this struct; the loader refuses a
+ * plugin whose version differs.
+ *
+ * Semantics match the CPU engine operation for operation, so that the same
+ * initial centroids give the same sequence of labels (up to floating-point
+ * near-ties) on either engine:
+ *   create -> (init_kmeanspp | set_centroids) -> iterate* -> assign -> destroy
+ * Every function returns 0 on success, or a nonzero PGKM_ERR_* / PGKM_INTERRUPTED
+ * status (pgkm_engine.h) with a message in err. No exception escapes.
+ * Every function polls interrupt(ctx) between kernel launches and returns
+ * PGKM_INTERRUPTED promptly (within ~100 ms of work) when it is nonzero.
+ * A handle is used by one thread at a time.
+ */
+#ifndef PGKM_CUDA_API_H
+#define PGKM_CUDA_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PGKM_CUDA_ABI_VERSION 1
+#define PGKM_CUDA_ENTRY_SYMBOL "pgkm_cuda_get_api"
+
+typedef int (*pgkm_cuda_interrupt_fn) (void *ctx);
+
+typedef struct pgkm_cuda_config
+{
+	int64_t		memory_limit;	/* bytes; 0 = what cudaMemGetInfo allows */
+	int32_t		deterministic;	/* 1 = fixed-order (run-to-run identical) sums */
+	int32_t		device_ordinal; /* -1 = current/default device */
+	pgkm_cuda_interrupt_fn interrupt;	/* may be NULL */
+	void	   *interrupt_ctx;
+} pgkm_cuda_config;
+
+typedef struct pgkm_cuda_iter
+{
+	double		inertia;		/* sum of squared distances of each point to
+								 * the centroid it was assigned to (the
+								 * centroids before this update), fp64 */
+	int64_t		moved;			/* labels changed vs the previous assignment
+								 * (all n on the first iteration) */
+	double		shift;			/* sum over clusters of squared centroid
+								 * movement caused by this update */
+	int32_t		empty;			/* clusters that got no point; their
+								 * centroids are left unchanged */
+} pgkm_cuda_iter;
+
+typedef struct pgkm_cuda_api
+{
+	uint32_t	abi_version;	/* PGKM_CUDA_ABI_VERSION */
+	uint32_t	struct_size;	/* sizeof(pgkm_cuda_api) */
+
+	/* 0 when a usable device exists; info gets e.g. "NVIDIA H100 ..., 79 GiB". */
+	int			(*probe) (char *info, size_t infolen);
+
+	/*
+	 * Prepare a run over x (n x d row-major float32, host memory that stays
+	 * valid until destroy). Copies x to the device when it fits the budget,
+	 * else streams it from pinned host memory on every pass (exact results).
+	 */
+	int			(*create) (const float *x, int64_t n, int32_t d, int32_t k,
+						   const pgkm_cuda_config *cfg, void **handle,
+						   char *err, size_t errlen);
+
+	/* Greedy k-means++ on the device, seeded; writes k x d to centroids and
+	 * makes them current. Returns the number of distinct centroids found in
+	 * *k_found (< k when the data has fewer distinct points). */
+	int			(*init_kmeanspp) (void *handle, uint64_t seed, double *centroids,
+								  int32_t *k_found, char *err, size_t errlen);
+
+	/* Make k x d centroids (fp64 host) current. */
+	int			(*set_centroids) (void *handle, const double *centroids,
+								  char *err, size_t errlen);
+
+	/*
+	 * One Lloyd iteration: assign every point to its nearest current centroid,
+	 * then replace each non-empty centroid by the mean of its points (fp64
+	 * sums). Writes the new centroids (k x d fp64) and sizes (k) to the host.
+	 */
+	int			(*iterate) (void *handle, pgkm_cuda_iter *out, double *centroids,
+							int64_t *sizes, char *err, size_t errlen);
+
+	/*
+	 * Final assignment against the current centroids without update: labels
+	 * (n), squared distances (n, fp64, computed in the exact form
+	 * sum((x-c)^2)), sizes (k) and the total in *inertia.
+	 */
+	int			(*assign) (void *handle, int32_t *labels, double *dist2,
+						   int64_t *sizes, double *inertia, char *err, size_t errlen);
+
+	/* Frees all device and pinned memory of the run; handle may be NULL. */
+	void		(*destroy) (void *handle);
+} pgkm_cuda_api;
+
+/* The plugin's one exported symbol. */
+const pgkm_cuda_api *pgkm_cuda_get_api(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* PGKM_CUDA_API_H */

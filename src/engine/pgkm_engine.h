@@ -1,0 +1,157 @@
+/*
+ * pgkm_engine.h: the k-means engine's public interface.
+ *
+ * Plain C types only, so that the PostgreSQL glue (src/*.cpp) can call it with
+ * nothing but plain data on its stack, and so that no PostgreSQL or CUDA type
+ * ever appears here. Every function is noexcept in effect: the implementation
+ * catches all C++ exceptions and turns them into a status plus a message in
+ * the caller's buffer.
+ *
+ * A run is driven step by step: pgkm_run_create() validates and prepares,
+ * each pgkm_run_step() does one bounded unit of work (one initialisation or
+ * one Lloyd iteration) and returns, so that the caller can check for
+ * interrupts, report progress, and ereport between steps with no C++ object
+ * live on its stack. The glue frees a run from a memory-context reset
+ * callback, so an ERROR (cancel, statement_timeout) anywhere still releases
+ * all host and GPU memory.
+ */
+#ifndef PGKM_ENGINE_H
+#define PGKM_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum pgkm_status
+{
+	PGKM_OK = 0,				/* step done, more to do */
+	PGKM_DONE = 1,				/* run finished; result is ready */
+	PGKM_INTERRUPTED = 2,		/* the interrupt callback asked to stop */
+	PGKM_ERR_INVALID = 3,		/* bad argument (message says which) */
+	PGKM_ERR_NOMEM = 4,			/* host or device allocation failed */
+	PGKM_ERR_GPU_UNAVAILABLE = 5,	/* device=gpu but no usable GPU engine */
+	PGKM_ERR_GPU = 6,			/* a CUDA error during a GPU run */
+	PGKM_ERR_INTERNAL = 7		/* anything else (a bug) */
+} pgkm_status;
+
+typedef enum pgkm_init_method
+{
+	PGKM_INIT_KMEANSPP = 0,		/* greedy k-means++ (sklearn's variant) */
+	PGKM_INIT_RANDOM = 1,		/* k distinct rows chosen uniformly */
+	PGKM_INIT_GIVEN = 2			/* options.initial_centroids */
+} pgkm_init_method;
+
+typedef enum pgkm_device
+{
+	PGKM_DEVICE_AUTO = 0,		/* GPU if the plugin loads and a device works */
+	PGKM_DEVICE_CPU = 1,
+	PGKM_DEVICE_GPU = 2
+} pgkm_device;
+
+typedef enum pgkm_method
+{
+	PGKM_METHOD_LLOYD = 0
+} pgkm_method;
+
+typedef struct pgkm_options
+{
+	int32_t		k;
+	int32_t		max_iter;
+	double		tol;			/* sklearn semantics: stop when the sum of
+								 * squared centroid shifts <= tol * mean
+								 * per-feature variance of the data */
+	int32_t		init;			/* pgkm_init_method */
+	const double *initial_centroids;	/* k x d row-major, for INIT_GIVEN */
+	int32_t		n_init;			/* runs with different seeds; best inertia wins */
+	uint64_t	seed;
+	int32_t		method;			/* pgkm_method */
+	int32_t		device;			/* pgkm_device */
+	int32_t		n_threads;		/* CPU threads; 0 = all cores */
+	int32_t		deterministic;	/* GPU: fixed-order reductions (default 1) */
+	const char *gpu_plugin_path;	/* full path of pg_kmeans_cuda.so, or NULL */
+	int64_t		gpu_memory_limit;	/* bytes; 0 = whatever the device allows */
+} pgkm_options;
+
+/* Fills *opt with the documented defaults (k = 0 must still be set). */
+void		pgkm_options_default(pgkm_options *opt);
+
+typedef struct pgkm_progress
+{
+	int32_t		run;			/* 0-based index among n_init runs */
+	int32_t		iteration;		/* 1-based Lloyd iteration; 0 = init step */
+	double		inertia;		/* sum of squared distances at this step */
+	int64_t		moved;			/* points whose label changed */
+	double		elapsed_s;		/* since pgkm_run_create */
+} pgkm_progress;
+
+/*
+ * Interrupt poll. Called often (between row blocks and kernel launches), only
+ * from the thread that called pgkm_run_step, so it may read backend-local
+ * flags; it must not call anything that can raise an error. Nonzero = stop.
+ */
+typedef int (*pgkm_interrupt_fn) (void *ctx);
+
+typedef struct pgkm_run pgkm_run;
+
+/*
+ * x: n x d row-major float32; must stay valid and unchanged until
+ * pgkm_run_free. Returns PGKM_OK and *out, or an error status with a message.
+ */
+int			pgkm_run_create(const float *x, int64_t n, int32_t d,
+							const pgkm_options *opt,
+							pgkm_interrupt_fn interrupt, void *interrupt_ctx,
+							pgkm_run **out, char *err, size_t errlen);
+
+/* One bounded unit of work. PGKM_OK: call again; PGKM_DONE: result ready. */
+int			pgkm_run_step(pgkm_run *run, pgkm_progress *progress,
+						  char *err, size_t errlen);
+
+typedef struct pgkm_result
+{
+	int64_t		n;
+	int32_t		d;
+	int32_t		k;				/* clusters returned; < k_requested only when
+								 * the data has fewer distinct points */
+	int32_t		k_requested;
+	const double *centroids;	/* k x d */
+	const double *initial_centroids;	/* k x d, of the winning run */
+	const int32_t *labels;		/* n, in 0..k-1 */
+	const double *distances;	/* n, Euclidean distance to own centroid */
+	const int64_t *sizes;		/* k */
+	double		inertia;		/* sum of squared distances, fp64 */
+	int32_t		iterations;		/* of the winning run */
+	int32_t		converged;
+	int32_t		best_run;
+	int32_t		empty_cluster_repairs;	/* times an empty cluster was split */
+	double		elapsed_s;
+	const char *device;			/* "cpu" or "gpu" */
+	const char *device_detail;	/* e.g. "NVIDIA H100 80GB HBM3" or "8 threads" */
+	const char *fallback_reason;	/* device=auto that fell back to CPU: why; else "" */
+} pgkm_result;
+
+/* Valid after pgkm_run_step returned PGKM_DONE; pointers live until free. */
+int			pgkm_run_result(const pgkm_run *run, pgkm_result *out);
+
+void		pgkm_run_free(pgkm_run *run);
+
+/* Bytes the engine will allocate for this shape (data buffer excluded). */
+int64_t		pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt);
+
+/*
+ * Is a GPU engine usable? Loads the plugin (once per process) and probes the
+ * device. Returns 1 and a description, or 0 and the reason, in info.
+ */
+int			pgkm_gpu_available(const char *plugin_path, char *info, size_t infolen);
+
+/* Index of the nearest centroid (squared Euclidean, fp64); *dist2 if non-NULL. */
+int32_t		pgkm_nearest(const double *centroids, int32_t k, int32_t d,
+						 const double *x, double *dist2);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* PGKM_ENGINE_H */
