@@ -23,10 +23,6 @@ for arg in "$@"; do
 done
 [ "${PGKM_BENCH_DEPS:-0}" = 1 ] && BENCH=1
 
-if [ "$(id -u)" != 0 ]; then
-  echo "install-deps.sh: must run as root (apt-get)" >&2; exit 1
-fi
-
 export DEBIAN_FRONTEND=noninteractive
 APT_OPTS=(-y -qq --no-install-recommends -o Dpkg::Use-Pty=0 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
 
@@ -50,6 +46,9 @@ fi
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all packages present"
   exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+  echo "install-deps: missing ${missing[*]}; run as root to install them" >&2; exit 1
 fi
 echo "install-deps: installing ${missing[*]}"
 

@@ -1,0 +1,173 @@
+/*
+ * test_cancel.cpp: a long run answers a query cancel and statement_timeout
+ * within a second, in the scan phase and in the Lloyd iterations; the backend
+ * survives and the same connection runs the next query.
+ *
+ * The long run is pgkm_itest.big (default 1M rows x 32 dims, real[]) with
+ * k = 256, tol = 0 and a huge max_iter: minutes of work on 2 cores. Progress
+ * INFO lines (client_min_messages = info) tell which phase the run is in.
+ */
+#include "itest_common.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <iostream>
+#include <thread>
+
+using namespace itest;
+
+namespace
+{
+const char *kLongRun =
+	"SELECT count(*) FROM kmeans_centroids('pgkm_itest.big', ARRAY['v'], 256, "
+	"max_iter => 1000000, tol => 0, seed => 7)";
+
+/* Progress lines name the iteration; the scan and init come before the first. */
+const char *kIterationMarker = "iteration";
+
+struct Outcome
+{
+	std::string sqlstate;
+	std::string message;
+	double t_error = -1;		/* seconds since start when the error came */
+};
+
+Outcome run_expecting_error(pqxx::connection &c, const std::string &sql, Clock::time_point t0)
+{
+	Outcome o;
+	try
+	{
+		exec(c, sql);
+		o.message = "query completed without error";
+	}
+	catch (const pqxx::sql_error &e)
+	{
+		o.sqlstate = e.sqlstate();
+		o.message = e.what();
+	}
+	catch (const std::exception &e)
+	{
+		o.message = std::string("non-SQL error (connection lost?): ") + e.what();
+	}
+	o.t_error = seconds_since(t0);
+	return o;
+}
+
+/* The backend and the connection still work after an interrupted run. */
+void expect_session_alive(pqxx::connection &c, int pid)
+{
+	ASSERT_TRUE(c.is_open());
+	EXPECT_EQ(scalar<int>(c, "SELECT pg_backend_pid()"), pid) << "backend was replaced";
+	EXPECT_EQ(scalar<long>(c, "SELECT sum(size) FROM kmeans_centroids('pgkm_itest.blobs_1', "
+							  "ARRAY['x','y','z'], 3)"),
+			  scalar<long>(c, "SELECT count(*) FROM pgkm_itest.blobs_1"));
+}
+
+double g_first_iteration_s = -1;	/* measured by DuringIterations */
+}  // namespace
+
+TEST(Cancel, DuringIterations)
+{
+	pqxx::connection c("");
+	NoticeLog log(c);
+	exec(c, "SET client_min_messages = info");
+	const int pid = c.backendpid();
+
+	auto t0 = Clock::now();
+	std::atomic<bool> finished{false};
+	double t_cancel = -1;
+	std::thread canceller([&] {
+		/* Wait for the first iteration, then let it run 0.5 s more. */
+		while (!finished && log.first(kIterationMarker, t0) < 0 && seconds_since(t0) < 60)
+			std::this_thread::sleep_for(std::chrono::milliseconds(5));
+		std::this_thread::sleep_for(std::chrono::milliseconds(500));
+		if (finished)
+			return;
+		t_cancel = seconds_since(t0);
+		c.cancel_query();		/* PQcancel from another thread */
+	});
+	Outcome o = run_expecting_error(c, kLongRun, t0);
+	finished = true;
+	canceller.join();
+
+	g_first_iteration_s = log.first(kIterationMarker, t0);
+	std::cout << "[ itest    ] first iteration after " << g_first_iteration_s << " s, cancel sent at "
+			  << t_cancel << " s, error after " << o.t_error << " s: " << o.message << std::endl;
+	ASSERT_GE(g_first_iteration_s, 0) << "no progress line containing '" << kIterationMarker
+									  << "' within 60 s; notices seen: " << log.all().size();
+	ASSERT_GE(t_cancel, 0);
+	EXPECT_EQ(o.sqlstate, "57014") << o.message;
+	EXPECT_LT(o.t_error - t_cancel, 1.0) << "cancel took too long to land";
+	expect_session_alive(c, pid);
+}
+
+TEST(Cancel, DuringScan)
+{
+	/* k = 2 and one iteration: nearly all the time is spent reading the table. */
+	pqxx::connection c("");
+	NoticeLog log(c);
+	exec(c, "SET client_min_messages = info");
+	const int pid = c.backendpid();
+
+	auto t0 = Clock::now();
+	std::atomic<bool> finished{false};
+	double t_cancel = -1;
+	std::thread canceller([&] {
+		std::this_thread::sleep_for(std::chrono::milliseconds(150));
+		if (finished)
+			return;
+		t_cancel = seconds_since(t0);
+		c.cancel_query();
+	});
+	Outcome o = run_expecting_error(
+		c, "SELECT count(*) FROM kmeans('pgkm_itest.big', ARRAY['v'], 2, max_iter => 1, seed => 1)", t0);
+	finished = true;
+	canceller.join();
+	double first_iter = log.first(kIterationMarker, t0);
+	std::cout << "[ itest    ] cancel sent at " << t_cancel << " s, error after " << o.t_error
+			  << " s, first iteration line at " << first_iter << " s: " << o.message << std::endl;
+	ASSERT_GE(t_cancel, 0) << "the run finished in under 0.15 s: table too small to test the scan";
+	EXPECT_TRUE(first_iter < 0 || first_iter > t_cancel) << "cancel did not land in the scan phase";
+	EXPECT_EQ(o.sqlstate, "57014") << o.message;
+	EXPECT_LT(o.t_error - t_cancel, 1.0) << "cancel took too long to land";
+	expect_session_alive(c, pid);
+}
+
+TEST(StatementTimeout, ShortTimeout)
+{
+	/* 300 ms: lands in the scan or in the initialisation. */
+	pqxx::connection c("");
+	const int pid = c.backendpid();
+	exec(c, "SET statement_timeout = '300ms'");
+	auto t0 = Clock::now();
+	Outcome o = run_expecting_error(c, kLongRun, t0);
+	std::cout << "[ itest    ] statement_timeout 300 ms: error after " << o.t_error << " s" << std::endl;
+	EXPECT_EQ(o.sqlstate, "57014") << o.message;
+	EXPECT_NE(o.message.find("statement timeout"), std::string::npos) << o.message;
+	EXPECT_LT(o.t_error, 0.3 + 1.0);
+	exec(c, "RESET statement_timeout");
+	expect_session_alive(c, pid);
+}
+
+TEST(StatementTimeout, DuringIterations)
+{
+	/* Timeout placed 0.7 s after the first iteration seen by DuringIterations. */
+	pqxx::connection c("");
+	NoticeLog log(c);
+	const int pid = c.backendpid();
+	const double first = g_first_iteration_s > 0 ? g_first_iteration_s : 3.0;
+	const int timeout_ms = static_cast<int>((first + 0.7) * 1000);
+	exec(c, "SET client_min_messages = info");
+	exec(c, "SET statement_timeout = " + std::to_string(timeout_ms));
+	auto t0 = Clock::now();
+	Outcome o = run_expecting_error(c, kLongRun, t0);
+	double first_iter = log.first(kIterationMarker, t0);
+	std::cout << "[ itest    ] statement_timeout " << timeout_ms << " ms: first iteration at " << first_iter
+			  << " s, error after " << o.t_error << " s" << std::endl;
+	EXPECT_EQ(o.sqlstate, "57014") << o.message;
+	EXPECT_GE(first_iter, 0) << "timeout fired before any iteration";
+	EXPECT_LT(o.t_error, timeout_ms / 1000.0 + 1.0);
+	exec(c, "RESET statement_timeout");
+	expect_session_alive(c, pid);
+}
