@@ -1,0 +1,509 @@
+/*
+ * cpu_engine.cpp: the multi-threaded CPU backend (assignment, centroid
+ * update, greedy k-means++).
+ *
+ * Determinism across thread counts: rows are cut into chunks whose size
+ * depends only on the shape (never on the thread count); floating-point
+ * partial sums are kept per chunk and reduced in chunk order, integer counts
+ * are order-free, and centroid sums are accumulated per cluster in row order
+ * by whichever thread owns that cluster. So n_threads = 1 and 7 give
+ * bit-identical results.
+ *
+ * Distances: the argmin is found in float32, either directly (small d) or in
+ * the GEMM form ||c||^2 - 2 x.c on data centred by the column means (large d,
+ * through single-threaded OpenBLAS sgemm per chunk); the distance to the
+ * chosen centroid is then recomputed exactly as sum((x - c)^2) in fp64, which
+ * is what inertia, distances and k-means++ potentials use.
+ */
+#include "engine_internal.h"
+
+#include <cblas.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace pgkm
+{
+
+/*
+ * Crossover between the direct loops and sgemm, measured on this box
+ * (2 cores, x86-64-v2 build, OpenBLAS 0.3.21 pthread, n = 200k, k = 64,
+ * single thread, seconds per assignment pass): see bench notes in the report;
+ * GEMM wins from d = 16 on.
+ */
+static constexpr int32_t GEMM_MIN_D = 16;
+
+bool
+use_gemm(int32_t d, int32_t k)
+{
+	return d >= GEMM_MIN_D && k >= 4;
+}
+
+/* ~2-4 Mflop per chunk (well under a millisecond), rows a multiple of 64. */
+int64_t
+assign_chunk_rows(int32_t d, int32_t k)
+{
+	int64_t		rows = (int64_t) (4.0e6 / ((double) d * (double) k + 1.0));
+	rows = std::max<int64_t>(64, std::min<int64_t>(4096, rows));
+	return (rows + 63) / 64 * 64;
+}
+
+/* Rows per chunk for k-means++ candidate evaluation and data statistics. */
+static constexpr int64_t KPP_CHUNK = 4096;
+
+/* OpenBLAS must not spawn its own threads under ours: set it to 1, once. */
+static void
+openblas_single_threaded()
+{
+	static std::once_flag once;
+	std::call_once(once, [] {
+		using set_fn = void (*)(int);
+		auto		fn = (set_fn) dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+		if (fn)
+			fn(1);
+	});
+}
+
+static inline float
+sqdist_f(const float *a, const float *b, int32_t d)
+{
+	float		s = 0;
+	for (int32_t j = 0; j < d; j++)
+	{
+		float		t = a[j] - b[j];
+		s += t * t;
+	}
+	return s;
+}
+
+static inline double
+sqdist_exact(const float *x, const double *c, int32_t d)
+{
+	double		s = 0;
+	for (int32_t j = 0; j < d; j++)
+	{
+		double		t = (double) x[j] - c[j];
+		s += t * t;
+	}
+	return s;
+}
+
+class CpuBackend : public Backend
+{
+public:
+	CpuBackend(const float *x, int64_t n, int32_t d, int32_t k, const double *mean,
+			   ThreadPool *pool)
+		: x_(x), n_(n), d_(d), kmax_(k), k_(k), pool_(pool)
+	{
+		openblas_single_threaded();
+		mean_.assign(mean, mean + d);
+		meanf_.resize(d);
+		for (int32_t j = 0; j < d; j++)
+			meanf_[j] = (float) mean[j];
+		labels_.assign(n, -1);
+		cent_.assign((size_t) k * d, 0.0);
+		sums_.assign((size_t) k * d, 0.0);
+		centf_.assign((size_t) k * d, 0.0f);
+		centT_.assign((size_t) k * d, 0.0f);
+		cnorm_.assign(k, 0.0f);
+		worker_sizes_.assign((size_t) pool->size() * k, 0);
+		worker_moved_.assign(pool->size(), 0);
+		scratch_.resize(pool->size());
+	}
+
+	int32_t		kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potential) override;
+	void		set_centroids(const double *centroids, int32_t k) override;
+	void		iterate(IterStats *st, double *centroids, int64_t *sizes) override;
+	void		assign(int32_t *labels, double *dist2, int64_t *sizes, double *inertia) override;
+	std::string detail() const override
+	{
+		return std::to_string(pool_->size()) + (pool_->size() == 1 ? " thread" : " threads");
+	}
+	const char *device() const override { return "cpu"; }
+
+private:
+	void		assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *inertia,
+							int64_t *moved);
+	void		assign_chunk(int64_t r0, int64_t r1, int worker, int32_t *labels, double *dist2,
+							 int64_t *sizes, double *inertia, int64_t *moved);
+	void		update_centroids(const int64_t *sizes, double *centroids);
+
+	const float *x_;
+	int64_t		n_;
+	int32_t		d_;
+	int32_t		kmax_;
+	int32_t		k_;
+	ThreadPool *pool_;
+	std::vector<double> mean_;
+	std::vector<float> meanf_;
+	std::vector<int32_t> labels_;	/* labels of the last iterate */
+	std::vector<double> cent_;		/* current centroids, fp64 */
+	std::vector<double> sums_;		/* centroid sums, fp64 */
+	std::vector<float> centf_;		/* GEMM: centred float centroids, k x d */
+	std::vector<float> centT_;		/* direct: float centroids transposed, d x k */
+	std::vector<float> cnorm_;		/* GEMM: ||centred c||^2 */
+	std::vector<int64_t> worker_sizes_;
+	std::vector<int64_t> worker_moved_;
+	struct Scratch
+	{
+		std::vector<float> a;	/* chunk rows, centred (GEMM) */
+		std::vector<float> dots;	/* chunk x k products or k distances */
+	};
+	std::vector<Scratch> scratch_;
+};
+
+/* Makes k x d centroids current and prepares both float layouts. */
+void
+CpuBackend::set_centroids(const double *centroids, int32_t k)
+{
+	if (k < 1 || k > kmax_)
+		throw EngineError(PGKM_ERR_INTERNAL, "set_centroids: bad k");
+	k_ = k;
+	const int32_t d = d_;
+	std::copy(centroids, centroids + (size_t) k * d, cent_.begin());
+	for (int32_t c = 0; c < k; c++)
+	{
+		float		norm = 0;
+		for (int32_t j = 0; j < d; j++)
+		{
+			double		v = centroids[(size_t) c * d + j];
+			float		vc = (float) (v - mean_[j]);
+			centf_[(size_t) c * d + j] = vc;
+			norm += vc * vc;
+			centT_[(size_t) j * k + c] = (float) v;
+		}
+		cnorm_[c] = norm;
+	}
+}
+
+/*
+ * Labels rows r0..r1-1 with their nearest centroid (float argmin, lowest index
+ * on ties) and adds exact fp64 squared distances to *inertia.
+ */
+void
+CpuBackend::assign_chunk(int64_t r0, int64_t r1, int worker, int32_t *labels, double *dist2,
+						 int64_t *sizes, double *inertia, int64_t *moved)
+{
+	const int32_t d = d_, k = k_;
+	const int64_t rows = r1 - r0;
+	Scratch    &s = scratch_[worker];
+	double		part = 0;
+	int64_t		mv = 0;
+
+	if (use_gemm(d, k))
+	{
+		s.a.resize((size_t) rows * d);
+		s.dots.resize((size_t) rows * k);
+		float	   *a = s.a.data();
+		const float *mf = meanf_.data();
+		for (int64_t r = 0; r < rows; r++)
+		{
+			const float *xi = x_ + (r0 + r) * d;
+			float	   *ar = a + r * d;
+			for (int32_t j = 0; j < d; j++)
+				ar[j] = xi[j] - mf[j];
+		}
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) rows, k, d, 1.0f, a, d,
+					centf_.data(), d, 0.0f, s.dots.data(), k);
+		const float *cn = cnorm_.data();
+		for (int64_t r = 0; r < rows; r++)
+		{
+			const float *dr = s.dots.data() + r * k;
+			float		best = std::numeric_limits<float>::infinity();
+			int32_t		bi = 0;
+			for (int32_t c = 0; c < k; c++)
+			{
+				float		v = cn[c] - 2.0f * dr[c];
+				if (v < best)
+				{
+					best = v;
+					bi = c;
+				}
+			}
+			int64_t		i = r0 + r;
+			double		e = sqdist_exact(x_ + i * d, cent_.data() + (size_t) bi * d, d);
+			part += e;
+			if (dist2)
+				dist2[i] = e;
+			if (labels[i] != bi)
+				mv++;
+			labels[i] = bi;
+			sizes[bi]++;
+		}
+	}
+	else
+	{
+		s.dots.resize(k);
+		float	   *dist = s.dots.data();
+		const float *ct = centT_.data();
+		for (int64_t i = r0; i < r1; i++)
+		{
+			const float *xi = x_ + i * d;
+			std::fill(dist, dist + k, 0.0f);
+			for (int32_t j = 0; j < d; j++)
+			{
+				const float xj = xi[j];
+				const float *row = ct + (size_t) j * k;
+				for (int32_t c = 0; c < k; c++)
+				{
+					float		t = xj - row[c];
+					dist[c] += t * t;
+				}
+			}
+			float		best = dist[0];
+			int32_t		bi = 0;
+			for (int32_t c = 1; c < k; c++)
+				if (dist[c] < best)
+				{
+					best = dist[c];
+					bi = c;
+				}
+			double		e = sqdist_exact(xi, cent_.data() + (size_t) bi * d, d);
+			part += e;
+			if (dist2)
+				dist2[i] = e;
+			if (labels[i] != bi)
+				mv++;
+			labels[i] = bi;
+			sizes[bi]++;
+		}
+	}
+	*inertia = part;
+	*moved += mv;
+}
+
+/* Full assignment pass: per-chunk inertia in chunk order, per-worker integer counts. */
+void
+CpuBackend::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *inertia,
+						int64_t *moved)
+{
+	const int32_t k = k_;
+	const int64_t rows = assign_chunk_rows(d_, k);
+	const int64_t nchunks = (n_ + rows - 1) / rows;
+	std::vector<double> chunk_inertia(nchunks, 0.0);
+	std::fill(worker_sizes_.begin(), worker_sizes_.end(), 0);
+	std::fill(worker_moved_.begin(), worker_moved_.end(), 0);
+	pool_->parallel_for(nchunks, [&](int64_t ch, int w) {
+		int64_t		r0 = ch * rows, r1 = std::min(n_, r0 + rows);
+		assign_chunk(r0, r1, w, labels, dist2, worker_sizes_.data() + (size_t) w * kmax_,
+					 &chunk_inertia[ch], &worker_moved_[w]);
+	});
+	double		tot = 0;
+	for (double v : chunk_inertia)
+		tot += v;
+	*inertia = tot;
+	int64_t		mv = 0;
+	for (int w = 0; w < pool_->size(); w++)
+		mv += worker_moved_[w];
+	*moved = mv;
+	for (int32_t c = 0; c < k; c++)
+	{
+		int64_t		s = 0;
+		for (int w = 0; w < pool_->size(); w++)
+			s += worker_sizes_[(size_t) w * kmax_ + c];
+		sizes[c] = s;
+	}
+}
+
+/*
+ * New centroid = mean of its rows, summed in fp64 in row order. Clusters are
+ * split into contiguous ranges, one per task, balanced by size; each task
+ * scans the labels and sums only its own clusters' rows, so no partial sums
+ * need merging and the order never depends on threads. Empty clusters keep
+ * their previous centroid (the driver repairs them).
+ */
+void
+CpuBackend::update_centroids(const int64_t *sizes, double *centroids)
+{
+	const int32_t d = d_, k = k_;
+	int32_t		parts = std::min<int32_t>(k, pool_->size());
+	std::vector<int32_t> bounds(1, 0);
+	{
+		int64_t		acc = 0;
+		for (int32_t c = 0; c < k; c++)
+		{
+			acc += sizes[c];
+			if ((int32_t) bounds.size() < parts &&
+				acc >= (n_ * (int64_t) bounds.size()) / parts && c + 1 < k)
+				bounds.push_back(c + 1);
+		}
+		bounds.push_back(k);
+	}
+	const int32_t *lab = labels_.data();
+	pool_->parallel_for((int64_t) bounds.size() - 1, [&](int64_t p, int w) {
+		const int32_t c0 = bounds[p], c1 = bounds[p + 1];
+		std::fill(sums_.begin() + (size_t) c0 * d, sums_.begin() + (size_t) c1 * d, 0.0);
+		double	   *sums = sums_.data();
+		for (int64_t i = 0; i < n_; i++)
+		{
+			if ((i & 0xFFFF) == 0)
+				pool_->checkpoint(w);
+			int32_t		l = lab[i];
+			if (l < c0 || l >= c1)
+				continue;
+			const float *xi = x_ + i * d;
+			double	   *sr = sums + (size_t) l * d;
+			for (int32_t j = 0; j < d; j++)
+				sr[j] += (double) xi[j];
+		}
+		for (int32_t c = c0; c < c1; c++)
+		{
+			if (sizes[c] == 0)
+				continue;
+			const double inv = (double) sizes[c];
+			for (int32_t j = 0; j < d; j++)
+				centroids[(size_t) c * d + j] = sums[(size_t) c * d + j] / inv;
+		}
+	});
+}
+
+void
+CpuBackend::iterate(IterStats *st, double *centroids, int64_t *sizes)
+{
+	double		inertia;
+	int64_t		moved;
+	assign_pass(labels_.data(), nullptr, sizes, &inertia, &moved);
+	st->inertia = inertia;
+	st->moved = moved;
+	std::copy(cent_.begin(), cent_.begin() + (size_t) k_ * d_, centroids);
+	update_centroids(sizes, centroids);
+	set_centroids(centroids, k_);
+}
+
+void
+CpuBackend::assign(int32_t *labels, double *dist2, int64_t *sizes, double *inertia)
+{
+	int64_t		moved;
+	std::copy(labels_.begin(), labels_.end(), labels);
+	assign_pass(labels, dist2, sizes, inertia, &moved);
+}
+
+/*
+ * Greedy k-means++ as scikit-learn does it: first center uniform, then per
+ * center 2 + floor(ln k) candidates drawn with probability proportional to
+ * D^2, keeping the one that minimises the new potential. Stops early (fewer
+ * centers) when every remaining D^2 is 0, i.e. the data has fewer distinct
+ * points than k. Candidates always have D^2 > 0, so centers are distinct.
+ */
+int32_t
+CpuBackend::kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potential)
+{
+	const int32_t d = d_;
+	const int64_t n = n_;
+	const int64_t nchunks = (n + KPP_CHUNK - 1) / KPP_CHUNK;
+	const int	trials = 2 + (int) std::log((double) k);
+	Rng			rng(seed);
+	std::vector<float> closest(n);
+	std::vector<double> csum(nchunks);
+	std::vector<double> tpart((size_t) nchunks * trials);
+	std::vector<float> cand((size_t) trials * d);
+
+	auto		set_center = [&](int32_t c, int64_t row) {
+		for (int32_t j = 0; j < d; j++)
+			centroids[(size_t) c * d + j] = (double) x_[row * d + j];
+	};
+	/* closest = min(closest, D^2 to row) (or = when first), chunk sums refreshed */
+	auto		update_closest = [&](int64_t row, bool first) {
+		std::vector<float> cf(x_ + row * d, x_ + row * d + d);
+		pool_->parallel_for(nchunks, [&](int64_t ch, int) {
+			int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
+			double		s = 0;
+			for (int64_t i = r0; i < r1; i++)
+			{
+				float		v = sqdist_f(x_ + i * d, cf.data(), d);
+				if (!first)
+					v = std::min(v, closest[i]);
+				closest[i] = v;
+				s += v;
+			}
+			csum[ch] = s;
+		});
+		double		pot = 0;
+		for (double v : csum)
+			pot += v;
+		return pot;
+	};
+	/* first index whose running D^2 sum reaches r, restricted to D^2 > 0 */
+	auto		sample = [&](double r) -> int64_t {
+		double		cum = 0;
+		for (int64_t ch = 0; ch < nchunks; ch++)
+		{
+			if (csum[ch] > 0 && cum + csum[ch] >= r)
+			{
+				int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
+				int64_t		last = -1;
+				for (int64_t i = r0; i < r1; i++)
+				{
+					if (closest[i] <= 0)
+						continue;
+					cum += closest[i];
+					last = i;
+					if (cum >= r)
+						return i;
+				}
+				return last;
+			}
+			cum += csum[ch];
+		}
+		for (int64_t i = n - 1; i >= 0; i--)
+			if (closest[i] > 0)
+				return i;
+		return 0;
+	};
+
+	int64_t		first = rng.below(n);
+	set_center(0, first);
+	double		pot = update_closest(first, true);
+	int32_t		found = 1;
+	std::vector<int64_t> ids(trials);
+	std::vector<double> cpot(trials);
+	while (found < k && pot > 0)
+	{
+		for (int t = 0; t < trials; t++)
+		{
+			ids[t] = sample(rng.uniform() * pot);
+			std::copy(x_ + ids[t] * d, x_ + ids[t] * d + d, cand.begin() + (size_t) t * d);
+		}
+		pool_->parallel_for(nchunks, [&](int64_t ch, int) {
+			int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
+			for (int t = 0; t < trials; t++)
+			{
+				const float *ct = cand.data() + (size_t) t * d;
+				double		s = 0;
+				for (int64_t i = r0; i < r1; i++)
+					s += std::min(closest[i], sqdist_f(x_ + i * d, ct, d));
+				tpart[(size_t) ch * trials + t] = s;
+			}
+		});
+		int			best = 0;
+		for (int t = 0; t < trials; t++)
+		{
+			double		s = 0;
+			for (int64_t ch = 0; ch < nchunks; ch++)
+				s += tpart[(size_t) ch * trials + t];
+			cpot[t] = s;
+			if (s < cpot[best])
+				best = t;
+		}
+		set_center(found, ids[best]);
+		pot = update_closest(ids[best], false);
+		found++;
+	}
+	set_centroids(centroids, found);
+	if (potential)
+		*potential = pot;
+	return found;
+}
+
+std::unique_ptr<Backend>
+make_cpu_backend(const float *x, int64_t n, int32_t d, int32_t k, const double *mean,
+				 double data_scale, ThreadPool *pool)
+{
+	(void) data_scale;
+	return std::unique_ptr<Backend>(new CpuBackend(x, n, d, k, mean, pool));
+}
+
+}							/* namespace pgkm */

@@ -1,0 +1,216 @@
+/*
+ * gpu_plugin.cpp: loading the CUDA plugin and driving it as a Backend.
+ *
+ * The plugin is dlopen()ed with RTLD_NOW | RTLD_LOCAL (so a missing CUDA
+ * runtime fails at load time, not mid-run, and its symbols never leak into
+ * the backend) once per process and path, then its ABI version and struct
+ * size are checked before anything is called. Failures are not cached, so a
+ * plugin installed later is picked up by the next call.
+ */
+#include "engine_internal.h"
+#include "pgkm_cuda_api.h"
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <limits>
+#include <map>
+
+namespace pgkm
+{
+
+struct CudaPlugin
+{
+	std::string path;
+	void	   *handle = nullptr;
+	const pgkm_cuda_api *api = nullptr;
+	std::string probe_info;		/* from a successful probe */
+};
+
+static std::mutex plugin_mu;
+
+const CudaPlugin *
+load_cuda_plugin(const char *path, std::string *why)
+{
+	if (!path || !*path)
+	{
+		*why = "no GPU engine plugin path is configured";
+		return nullptr;
+	}
+	std::lock_guard<std::mutex> lk(plugin_mu);
+	static std::map<std::string, CudaPlugin *> loaded;	/* never freed: lives as long as the process */
+	auto		it = loaded.find(path);
+	if (it != loaded.end())
+		return it->second;
+
+	void	   *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+	{
+		const char *e = dlerror();
+		*why = std::string("cannot load GPU engine plugin \"") + path + "\": " + (e ? e : "unknown error");
+		return nullptr;
+	}
+	using get_fn = const pgkm_cuda_api *(*) (void);
+	auto		get = (get_fn) dlsym(h, PGKM_CUDA_ENTRY_SYMBOL);
+	if (!get)
+	{
+		*why = std::string("GPU engine plugin \"") + path + "\" does not export " PGKM_CUDA_ENTRY_SYMBOL;
+		dlclose(h);
+		return nullptr;
+	}
+	const pgkm_cuda_api *api = get();
+	if (!api)
+	{
+		*why = std::string("GPU engine plugin \"") + path + "\" returned no interface";
+		dlclose(h);
+		return nullptr;
+	}
+	if (api->abi_version != PGKM_CUDA_ABI_VERSION || api->struct_size != sizeof(pgkm_cuda_api))
+	{
+		*why = std::string("GPU engine plugin \"") + path + "\" has ABI version " +
+			std::to_string(api->abi_version) + " (struct size " + std::to_string(api->struct_size) +
+			"), expected " + std::to_string(PGKM_CUDA_ABI_VERSION) + " (" +
+			std::to_string(sizeof(pgkm_cuda_api)) + ")";
+		dlclose(h);
+		return nullptr;
+	}
+	if (!api->probe || !api->create || !api->init_kmeanspp || !api->set_centroids ||
+		!api->iterate || !api->assign || !api->destroy)
+	{
+		*why = std::string("GPU engine plugin \"") + path + "\" has a NULL entry point";
+		dlclose(h);
+		return nullptr;
+	}
+	char		info[512] = "";
+	if (api->probe(info, sizeof(info)) != 0)
+	{
+		info[sizeof(info) - 1] = '\0';
+		*why = std::string("no usable GPU: ") + (info[0] ? info : "the plugin's probe failed");
+		/* keep the library loaded (unloading CUDA runtimes is unsafe); retry the probe next time */
+		return nullptr;
+	}
+	info[sizeof(info) - 1] = '\0';
+	auto	   *p = new CudaPlugin;
+	p->path = path;
+	p->handle = h;
+	p->api = api;
+	p->probe_info = info;
+	loaded[path] = p;
+	return p;
+}
+
+std::string
+cuda_plugin_probe_info(const CudaPlugin *p)
+{
+	return p->probe_info;
+}
+
+/* Turns a plugin status into the engine's exception. */
+static void
+check(int rc, const char *what, const char *err)
+{
+	if (rc == 0)
+		return;
+	if (rc == PGKM_INTERRUPTED)
+		throw Interrupted();
+	int			st = (rc == PGKM_ERR_NOMEM || rc == PGKM_ERR_INVALID || rc == PGKM_ERR_GPU ||
+					  rc == PGKM_ERR_GPU_UNAVAILABLE) ? rc : PGKM_ERR_GPU;
+	throw EngineError(st, std::string("GPU ") + what + ": " + (err && *err ? err : "failed"));
+}
+
+class GpuBackend : public Backend
+{
+public:
+	GpuBackend(const CudaPlugin *p, const float *x, int64_t n, int32_t d, int32_t k,
+			   const pgkm_options *opt, pgkm_interrupt_fn interrupt, void *ctx)
+		: p_(p), x_(x), n_(n), d_(d), k_(k)
+	{
+		cfg_.memory_limit = opt->gpu_memory_limit;
+		cfg_.deterministic = opt->deterministic;
+		cfg_.device_ordinal = -1;
+		cfg_.interrupt = interrupt;
+		cfg_.interrupt_ctx = ctx;
+		open(k);
+	}
+	~GpuBackend() override
+	{
+		if (h_)
+			p_->api->destroy(h_);
+	}
+
+	int32_t		kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potential) override
+	{
+		if (k != k_)
+			open(k);
+		int32_t		found = 0;
+		err_[0] = '\0';
+		check(p_->api->init_kmeanspp(h_, seed, centroids, &found, err_, sizeof(err_)),
+			  "k-means++", err_);
+		if (found < 1 || found > k)
+			throw EngineError(PGKM_ERR_GPU, "GPU k-means++ returned an invalid center count");
+		if (found < k)
+		{
+			/* the handle was sized for k clusters: reopen with the distinct count */
+			open(found);
+			set_centroids(centroids, found);
+		}
+		if (potential)
+			*potential = std::numeric_limits<double>::quiet_NaN();
+		return found;
+	}
+	void		set_centroids(const double *centroids, int32_t k) override
+	{
+		if (k != k_)
+			open(k);
+		err_[0] = '\0';
+		check(p_->api->set_centroids(h_, centroids, err_, sizeof(err_)), "set centroids", err_);
+	}
+	void		iterate(IterStats *st, double *centroids, int64_t *sizes) override
+	{
+		pgkm_cuda_iter it;
+		memset(&it, 0, sizeof(it));
+		err_[0] = '\0';
+		check(p_->api->iterate(h_, &it, centroids, sizes, err_, sizeof(err_)), "iteration", err_);
+		st->inertia = it.inertia;
+		st->moved = it.moved;
+	}
+	void		assign(int32_t *labels, double *dist2, int64_t *sizes, double *inertia) override
+	{
+		err_[0] = '\0';
+		check(p_->api->assign(h_, labels, dist2, sizes, inertia, err_, sizeof(err_)),
+			  "assignment", err_);
+	}
+	std::string detail() const override { return p_->probe_info; }
+	const char *device() const override { return "gpu"; }
+
+private:
+	void		open(int32_t k)
+	{
+		if (h_)
+		{
+			p_->api->destroy(h_);
+			h_ = nullptr;
+		}
+		err_[0] = '\0';
+		check(p_->api->create(x_, n_, d_, k, &cfg_, &h_, err_, sizeof(err_)), "setup", err_);
+		k_ = k;
+	}
+
+	const CudaPlugin *p_;
+	const float *x_;
+	int64_t		n_;
+	int32_t		d_;
+	int32_t		k_;
+	pgkm_cuda_config cfg_ {};
+	void	   *h_ = nullptr;
+	char		err_[512];
+};
+
+std::unique_ptr<Backend>
+make_gpu_backend(const CudaPlugin *plugin, const float *x, int64_t n, int32_t d, int32_t k,
+				 const pgkm_options *opt, pgkm_interrupt_fn interrupt, void *ctx)
+{
+	return std::unique_ptr<Backend>(new GpuBackend(plugin, x, n, d, k, opt, interrupt, ctx));
+}
+
+}							/* namespace pgkm */
