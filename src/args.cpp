@@ -1,0 +1,169 @@
+/*
+ * args.cpp: reading and validating the SQL arguments shared by kmeans(),
+ * kmeans_centroids() and kmeans_fit().
+ */
+#include <cmath>
+
+#include "pg_kmeans.h"
+
+/*
+ * Why a table per option: one place holds both the accepted spellings and
+ * the list printed in the hint, so the two never disagree.
+ */
+typedef struct NamedValue
+{
+	const char *name;
+	int32		value;
+} NamedValue;
+
+static const NamedValue methods[] = {{"lloyd", PGKM_METHOD_LLOYD}, {NULL, 0}};
+static const NamedValue inits[] = {
+	{"k-means++", PGKM_INIT_KMEANSPP}, {"random", PGKM_INIT_RANDOM}, {NULL, 0}};
+static const NamedValue devices[] = {
+	{"auto", PGKM_DEVICE_AUTO}, {"cpu", PGKM_DEVICE_CPU},
+	{"gpu", PGKM_DEVICE_GPU}, {NULL, 0}};
+
+/*
+ * Look a text argument up in a table (case-insensitively, like most
+ * PostgreSQL keyword options) and return the canonical entry; an unknown
+ * value is an error whose hint lists every valid value.
+ */
+static const NamedValue *
+lookup_named(const NamedValue *table, const char *given, const char *what,
+			 const char *what_plural)
+{
+	StringInfoData valid;
+
+	for (const NamedValue *e = table; e->name; e++)
+		if (pg_strcasecmp(e->name, given) == 0)
+			return e;
+	initStringInfo(&valid);
+	for (const NamedValue *e = table; e->name; e++)
+		appendStringInfo(&valid, "%s%s", e == table ? "" : ", ", e->name);
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown %s \"%s\"", what, given),
+			 errhint("Valid %s are: %s.", what_plural, valid.data)));
+	return NULL;				/* not reached */
+}
+
+/*
+ * Read the arguments starting at position `first` (0 for kmeans(), 1 for
+ * kmeans_fit(), whose first argument is the model name). Why validate
+ * everything here, before touching the table: a typo in an option should
+ * fail in microseconds, not after a scan of ten million rows. The one check
+ * that needs the data (k <= usable rows) happens after the scan.
+ */
+void
+pgkm_parse_args(FunctionCallInfo fcinfo, int first, PgkmArgs *args)
+{
+	ArrayType  *cols;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+
+	memset(args, 0, sizeof(*args));
+	args->relid = PG_GETARG_OID(first);
+	cols = PG_GETARG_ARRAYTYPE_P(first + 1);
+	args->k = PG_GETARG_INT32(first + 2);
+	args->max_iter = PG_GETARG_INT32(first + 4);
+	args->tol = PG_GETARG_FLOAT8(first + 5);
+	args->n_init = PG_GETARG_INT32(first + 7);
+	args->seed = PG_GETARG_INT64(first + 8);
+
+	if (ARR_NDIM(cols) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("columns must be a one-dimensional array")));
+	deconstruct_array(cols, TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &nulls, &nelems);
+	if (nelems < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("columns must name at least one column"),
+				 errhint("For example: ARRAY['x', 'y'].")));
+	args->ncols = nelems;
+	args->colnames = (char **) palloc(sizeof(char *) * nelems);
+	for (int i = 0; i < nelems; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("columns must not contain NULL")));
+		args->colnames[i] = TextDatumGetCString(elems[i]);
+	}
+
+	if (args->k < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be at least 1, got %d", args->k)));
+	if (args->max_iter < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_iter must be at least 1, got %d", args->max_iter)));
+	if (!(args->tol >= 0) || std::isinf(args->tol))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tol must be a finite number >= 0, got %g", args->tol)));
+	if (args->n_init < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("n_init must be at least 1, got %d", args->n_init)));
+
+	{
+		const NamedValue *m = lookup_named(methods,
+										   text_to_cstring(PG_GETARG_TEXT_PP(first + 3)),
+										   "k-means method", "methods");
+		const NamedValue *in = lookup_named(inits,
+											text_to_cstring(PG_GETARG_TEXT_PP(first + 6)),
+											"init method", "init methods");
+		const NamedValue *dv = lookup_named(devices,
+											text_to_cstring(PG_GETARG_TEXT_PP(first + 9)),
+											"device", "devices");
+
+		args->method = m->value;
+		args->method_name = m->name;
+		args->init = in->value;
+		args->init_name = in->name;
+		args->device = dv->value;
+		args->device_name = dv->name;
+	}
+}
+
+/*
+ * Where the GPU plugin lives: the pg_kmeans.gpu_plugin setting, else the
+ * installed $libdir/pg_kmeans_cuda.so. Why pkglib_path and not "$libdir":
+ * the engine dlopen()s a plain path and knows nothing of PostgreSQL.
+ */
+void
+pgkm_gpu_plugin_path(char *buf, size_t len)
+{
+	if (pgkm_guc_gpu_plugin && pgkm_guc_gpu_plugin[0] != '\0')
+		strlcpy(buf, pgkm_guc_gpu_plugin, len);
+	else
+		snprintf(buf, len, "%s/pg_kmeans_cuda.so", pkglib_path);
+}
+
+/*
+ * Translate validated arguments and the GUCs into the engine's options.
+ * plugin_path is caller-owned storage that must outlive the run.
+ */
+void
+pgkm_build_options(const PgkmArgs *args, pgkm_options *opt,
+				   char *plugin_path, size_t plugin_len)
+{
+	pgkm_options_default(opt);
+	opt->k = args->k;
+	opt->max_iter = args->max_iter;
+	opt->tol = args->tol;
+	opt->init = args->init;
+	opt->initial_centroids = NULL;
+	opt->n_init = args->n_init;
+	opt->seed = (uint64_t) args->seed;
+	opt->method = args->method;
+	opt->device = args->device;
+	opt->n_threads = pgkm_guc_threads;
+	pgkm_gpu_plugin_path(plugin_path, plugin_len);
+	opt->gpu_plugin_path = plugin_path;
+	opt->gpu_memory_limit = (int64_t) pgkm_guc_gpu_memory_limit_kb * 1024;
+}

@@ -1,0 +1,120 @@
+/*
+ * pg_kmeans.h: shared declarations of the PostgreSQL glue (the src .cpp files).
+ *
+ * Every glue file includes this header first. It pulls in the C++ standard
+ * headers the glue needs BEFORE the PostgreSQL headers (PostgreSQL redefines
+ * snprintf and friends, <cstdio> would undo that), then the PostgreSQL
+ * headers inside extern "C", then the engine's plain C API.
+ */
+#ifndef PG_KMEANS_H
+#define PG_KMEANS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <new>
+
+extern "C"
+{
+#include "postgres.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "access/htup_details.h"
+#include "access/tableam.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "nodes/execnodes.h"
+#include "storage/itemptr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/tuplestore.h"
+}
+
+#include "pgkm_engine.h"
+
+/* ---- GUCs (pg_kmeans.cpp) ---- */
+extern int	pgkm_guc_threads;
+extern int	pgkm_guc_memory_limit_kb;	/* 0 = no limit */
+extern int	pgkm_guc_gpu_memory_limit_kb;	/* 0 = device limit */
+extern bool pgkm_guc_verbose;
+extern char *pgkm_guc_gpu_plugin;	/* "" = $libdir/pg_kmeans_cuda.so */
+
+/* ---- arguments (args.cpp) ---- */
+
+/* Kind of one requested feature column. */
+typedef enum PgkmColKind
+{
+	PGKM_COL_INT2,
+	PGKM_COL_INT4,
+	PGKM_COL_INT8,
+	PGKM_COL_FLOAT4,
+	PGKM_COL_FLOAT8,
+	PGKM_COL_NUMERIC,
+	PGKM_COL_FLOAT4_ARRAY,
+	PGKM_COL_FLOAT8_ARRAY
+} PgkmColKind;
+
+typedef struct PgkmArgs
+{
+	Oid			relid;
+	int			ncols;
+	char	  **colnames;		/* as given by the caller */
+	int32		k;
+	int32		max_iter;
+	double		tol;
+	int32		n_init;
+	int64		seed;
+	int32		method;			/* pgkm_method */
+	int32		init;			/* pgkm_init_method */
+	int32		device;			/* pgkm_device */
+	const char *method_name;	/* canonical spelling, for the model row */
+	const char *init_name;
+	const char *device_name;
+} PgkmArgs;
+
+extern void pgkm_parse_args(FunctionCallInfo fcinfo, int first, PgkmArgs *args);
+extern void pgkm_build_options(const PgkmArgs *args, pgkm_options *opt,
+							   char *plugin_path, size_t plugin_len);
+extern void pgkm_gpu_plugin_path(char *buf, size_t len);
+
+/* ---- scan (scan.cpp) ---- */
+typedef struct PgkmData
+{
+	int64		n;				/* usable rows read */
+	int32		d;				/* features per row */
+	float	   *x;				/* n x d row-major */
+	ItemPointerData *tids;		/* n, or NULL when not requested */
+	int64		n_skipped_null; /* rows skipped for a NULL feature */
+	char	   *relname;		/* schema-qualified, quoted where needed */
+} PgkmData;
+
+extern void pgkm_scan(const PgkmArgs *args, bool need_tids,
+					  MemoryContext datacxt, PgkmData *out);
+extern void pgkm_check_budget(const PgkmArgs *args, int64 n, int32 d,
+							  bool need_tids, bool estimated);
+
+/* ---- engine driving (run.cpp) ---- */
+typedef struct PgkmClustering
+{
+	MemoryContext cxt;			/* owns the data and the engine run */
+	PgkmData	data;
+	pgkm_result result;			/* pointers valid until pgkm_clustering_end */
+	double	   *cluster_inertia;	/* k, per-cluster sum of squared distances */
+} PgkmClustering;
+
+extern PgkmClustering *pgkm_cluster(const PgkmArgs *args, bool need_tids);
+extern void pgkm_clustering_end(PgkmClustering *c);
+
+/* ---- output helpers (srf.cpp) ---- */
+extern void pgkm_emit_centroid_rows(FunctionCallInfo fcinfo, int32 k, int32 d,
+									const double *centroids,
+									const int64 *sizes,
+									const double *cluster_inertia);
+
+#endif							/* PG_KMEANS_H */

@@ -1,0 +1,257 @@
+/*
+ * run.cpp: driving the engine for one call: scan, create the run, step it
+ * with interrupt checks and progress reports in between, and expose the
+ * result until the caller has emitted its rows.
+ */
+#include "pg_kmeans.h"
+#include "errors.h"
+
+/* Lives in the run's memory context; the reset callback frees the run. */
+typedef struct RunHolder
+{
+	pgkm_run   *run;
+} RunHolder;
+
+/*
+ * Memory-context reset callback. Why: an ERROR, a query cancel or a
+ * statement_timeout can longjmp out of any point after pgkm_run_create; the
+ * context is then reset or deleted with the statement, and this releases
+ * every host and GPU allocation of the engine with it.
+ */
+static void
+free_run_callback(void *arg)
+{
+	RunHolder  *h = (RunHolder *) arg;
+
+	if (h->run != NULL)
+	{
+		pgkm_run *r = h->run;
+
+		h->run = NULL;
+		pgkm_run_free(r);
+	}
+}
+
+/*
+ * Interrupt poll handed to the engine. It only reads the backend's signal
+ * flags (it runs on the calling thread, deep in C++ frames, where nothing
+ * may ereport); the glue calls CHECK_FOR_INTERRUPTS once the engine has
+ * returned PGKM_INTERRUPTED. Only cancel and termination stop the run, so
+ * unrelated interrupts (e.g. a barrier) do not abort it.
+ */
+static int
+interrupt_requested(void *ctx)
+{
+	(void) ctx;
+	return (InterruptPending && (QueryCancelPending || ProcDiePending)) ? 1 : 0;
+}
+
+/* Turn an engine status into an ereport with a fitting SQLSTATE. */
+static void
+report_engine_error(int rc, const char *err)
+{
+	switch (rc)
+	{
+		case PGKM_ERR_INVALID:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("k-means engine rejected the arguments: %s", err)));
+			break;
+		case PGKM_ERR_NOMEM:
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory in the k-means engine"),
+					 errdetail("%s", err),
+					 errhint("Lower pg_kmeans.memory_limit or pg_kmeans.gpu_memory_limit to be refused early, or cluster fewer rows.")));
+			break;
+		case PGKM_ERR_GPU_UNAVAILABLE:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("no usable GPU engine for device \"gpu\""),
+					 errdetail("%s", err),
+					 errhint("Use device => 'cpu' or 'auto', or install pg_kmeans_cuda.so on a host with an NVIDIA GPU and driver.")));
+			break;
+		case PGKM_ERR_GPU:
+			ereport(ERROR,
+					(errcode(ERRCODE_SYSTEM_ERROR),
+					 errmsg("GPU error during k-means"),
+					 errdetail("%s", err),
+					 errhint("Retry with device => 'cpu'.")));
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("internal error in the k-means engine (status %d)", rc),
+					 errdetail("%s", err)));
+	}
+}
+
+/*
+ * device => 'gpu' with no usable GPU engine fails before the table is read:
+ * a configuration mistake should cost nothing.
+ */
+static void
+require_gpu(void)
+{
+	char		plugin[MAXPGPATH];
+	char		info[PGKM_ERRBUF] = {0};
+	int			ok = 0;
+	bool		guarded;
+
+	pgkm_gpu_plugin_path(plugin, sizeof(plugin));
+	guarded = pgkm_cxx_guard([&] { ok = pgkm_gpu_available(plugin, info, sizeof(info)); },
+							 info, sizeof(info));
+	if (!guarded || !ok)
+		report_engine_error(PGKM_ERR_GPU_UNAVAILABLE, info);
+}
+
+/* Is per-iteration progress wanted? (verbose GUC, or client_min_messages <= INFO) */
+static bool
+progress_wanted(void)
+{
+	return pgkm_guc_verbose || client_min_messages <= INFO;
+}
+
+/*
+ * One progress line per step. The elapsed time goes in the DETAIL so that
+ * tests can pin the message with VERBOSITY terse.
+ */
+static void
+report_progress(const pgkm_progress *p, int n_init)
+{
+	if (p->iteration == 0)
+		ereport(INFO,
+				(errmsg("pg_kmeans run %d/%d init: inertia %.6g",
+						p->run + 1, n_init, p->inertia),
+				 errdetail("elapsed %.3f s", p->elapsed_s)));
+	else
+		ereport(INFO,
+				(errmsg("pg_kmeans run %d/%d iteration %d: inertia %.6g, %lld points moved",
+						p->run + 1, n_init, p->iteration, p->inertia,
+						(long long) p->moved),
+				 errdetail("elapsed %.3f s", p->elapsed_s)));
+}
+
+/*
+ * Scan the relation and run k-means on it. The returned clustering owns the
+ * data and the engine run in its own memory context; its result pointers
+ * stay valid until pgkm_clustering_end(). Why the caller emits rows straight
+ * from the engine's arrays: no second copy of n labels and distances.
+ */
+PgkmClustering *
+pgkm_cluster(const PgkmArgs *args, bool need_tids)
+{
+	PgkmClustering *c;
+	RunHolder  *holder;
+	MemoryContextCallback *cb;
+	pgkm_options opt;
+	char	   *plugin;
+	char		err[PGKM_ERRBUF];
+	int			rc = PGKM_OK;
+	bool		guarded;
+
+	if (args->device == PGKM_DEVICE_GPU)
+		require_gpu();
+
+	c = (PgkmClustering *) palloc0(sizeof(PgkmClustering));
+	c->cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_kmeans run",
+								   ALLOCSET_DEFAULT_SIZES);
+	pgkm_scan(args, need_tids, c->cxt, &c->data);
+	if (args->k > c->data.n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k (%d) is larger than the number of usable rows (%lld)",
+						args->k, (long long) c->data.n),
+				 c->data.n_skipped_null > 0 ?
+				 errdetail("%lld rows were skipped because a feature was NULL.",
+						   (long long) c->data.n_skipped_null) : 0,
+				 errhint("Choose k between 1 and the number of rows.")));
+
+	plugin = (char *) MemoryContextAlloc(c->cxt, MAXPGPATH);
+	pgkm_build_options(args, &opt, plugin, MAXPGPATH);
+	holder = (RunHolder *) MemoryContextAllocZero(c->cxt, sizeof(RunHolder));
+	cb = (MemoryContextCallback *) MemoryContextAlloc(c->cxt, sizeof(MemoryContextCallback));
+	cb->func = free_run_callback;
+	cb->arg = holder;
+	MemoryContextRegisterResetCallback(c->cxt, cb);
+
+	err[0] = '\0';
+	guarded = pgkm_cxx_guard([&] {
+		rc = pgkm_run_create(c->data.x, c->data.n, c->data.d, &opt,
+							 interrupt_requested, NULL, &holder->run,
+							 err, sizeof(err));
+	}, err, sizeof(err));
+	if (!guarded)
+		rc = PGKM_ERR_INTERNAL;
+	if (rc != PGKM_OK)
+		report_engine_error(rc, err);
+
+	for (;;)
+	{
+		pgkm_progress p;
+
+		memset(&p, 0, sizeof(p));
+		err[0] = '\0';
+		guarded = pgkm_cxx_guard([&] {
+			rc = pgkm_run_step(holder->run, &p, err, sizeof(err));
+		}, err, sizeof(err));
+		if (!guarded)
+			rc = PGKM_ERR_INTERNAL;
+		if (rc == PGKM_INTERRUPTED)
+		{
+			CHECK_FOR_INTERRUPTS();
+			/* The flag was cleared without an error: stop anyway. */
+			ereport(ERROR,
+					(errcode(ERRCODE_QUERY_CANCELED),
+					 errmsg("canceling k-means run due to an interrupt")));
+		}
+		if (rc != PGKM_OK && rc != PGKM_DONE)
+			report_engine_error(rc, err);
+		if (rc == PGKM_OK && progress_wanted())
+			report_progress(&p, args->n_init);
+		if (rc == PGKM_DONE)
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
+
+	rc = pgkm_run_result(holder->run, &c->result);
+	if (rc != PGKM_OK && rc != PGKM_DONE)
+		report_engine_error(rc, "no result after the run finished");
+
+	c->cluster_inertia = (double *) MemoryContextAllocZero(c->cxt,
+														   sizeof(double) * Max(c->result.k, 1));
+	for (int64 i = 0; i < c->result.n; i++)
+	{
+		double		dist = c->result.distances[i];
+
+		c->cluster_inertia[c->result.labels[i]] += dist * dist;
+	}
+
+	if (c->result.k < c->result.k_requested)
+		ereport(NOTICE,
+				(errmsg("the data has only %d distinct points; returning %d clusters instead of %d",
+						c->result.k, c->result.k, c->result.k_requested)));
+	if (args->device == PGKM_DEVICE_AUTO && c->result.fallback_reason &&
+		c->result.fallback_reason[0] != '\0')
+		ereport(DEBUG1,
+				(errmsg("pg_kmeans: device \"auto\" ran on the CPU: %s",
+						c->result.fallback_reason)));
+	if (progress_wanted())
+		ereport(INFO,
+				(errmsg("pg_kmeans done: %d iterations, inertia %.6g, %s",
+						c->result.iterations, c->result.inertia,
+						c->result.converged ? "converged" : "not converged"),
+				 errdetail("device %s (%s), elapsed %.3f s",
+						   c->result.device ? c->result.device : "?",
+						   c->result.device_detail ? c->result.device_detail : "",
+						   c->result.elapsed_s)));
+	return c;
+}
+
+/* Free the data buffer and the engine run (through the reset callback). */
+void
+pgkm_clustering_end(PgkmClustering *c)
+{
+	MemoryContextDelete(c->cxt);
+	c->cxt = NULL;
+}

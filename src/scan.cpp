@@ -1,0 +1,597 @@
+/*
+ * scan.cpp: reading the caller's relation into one compact float32 buffer
+ * (n x d, row-major) plus, when the caller wants labels per row, the ctid of
+ * every row.
+ *
+ * Two readers, one result. Without row-level security the table is read
+ * directly (table_beginscan with the statement's snapshot), after the same
+ * table or column SELECT privilege checks a plain SELECT makes: this is the
+ * fastest correct path. When check_enable_rls() says policies apply to the
+ * caller, an SPI cursor runs SELECT ctid, <quoted columns> FROM ONLY <rel>,
+ * so PostgreSQL itself applies privileges and every policy exactly.
+ */
+#include "pg_kmeans.h"
+#include "errors.h"
+
+#include <cfloat>
+#include <cmath>
+
+extern "C"
+{
+#include "access/relation.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/objectaddress.h"
+#include "optimizer/plancat.h"
+#include "utils/acl.h"
+#include "utils/numeric.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+}
+
+#define PGKM_INTERRUPT_ROWS 4096	/* rows between CHECK_FOR_INTERRUPTS */
+#define PGKM_SPI_BATCH 10000
+
+typedef struct ColInfo
+{
+	const char *name;
+	AttrNumber	attnum;
+	PgkmColKind kind;
+} ColInfo;
+
+typedef struct PgkmScan
+{
+	const PgkmArgs *args;
+	const char *relname;		/* unqualified, for messages */
+	ColInfo    *cols;
+	int			ncols;
+	int			array_col;		/* index into cols, or -1 */
+	int32		n_scalar;
+	int32		d;				/* -1 until the first usable row (array) */
+	bool		need_tids;
+	MemoryContext datacxt;		/* owns x and tids */
+	MemoryContext rowcxt;		/* detoasted arrays, reset per row */
+	float	   *x;
+	ItemPointerData *tids;
+	int64		n;
+	int64		cap;
+	int64		n_est;			/* rows estimated from the relation's size */
+	int64		n_skipped;
+	Datum	   *vals;			/* per row, indexed like cols */
+	bool	   *nulls;
+} PgkmScan;
+
+/*
+ * Bytes one call needs for n rows of d features: the float32 buffer, the
+ * ctids, and what the engine says it allocates. Why a separate function:
+ * the up-front estimate and every buffer growth use the same formula.
+ */
+static int64
+needed_bytes(const PgkmArgs *args, int64 n, int32 d, bool need_tids,
+			 int64 *data_bytes, int64 *engine_bytes)
+{
+	pgkm_options opt;
+	char		plugin[MAXPGPATH];
+
+	pgkm_build_options(args, &opt, plugin, sizeof(plugin));
+	*data_bytes = n * d * (int64) sizeof(float) +
+		(need_tids ? n * (int64) sizeof(ItemPointerData) : 0);
+	*engine_bytes = pgkm_estimate_bytes(n, d, &opt);
+	if (*engine_bytes < 0)
+		*engine_bytes = 0;
+	return *data_bytes + *engine_bytes;
+}
+
+/*
+ * Refuse a call whose memory need exceeds pg_kmeans.memory_limit, with the
+ * numbers in the message. Why before allocating: a 10M-row mistake must end
+ * in a clear error, not in the OOM killer taking the server down.
+ */
+void
+pgkm_check_budget(const PgkmArgs *args, int64 n, int32 d, bool need_tids,
+				  bool estimated)
+{
+	int64		limit = (int64) pgkm_guc_memory_limit_kb * 1024;
+	int64		data_bytes,
+				engine_bytes,
+				total;
+
+	if (limit <= 0)
+		return;
+	total = needed_bytes(args, n, d, need_tids, &data_bytes, &engine_bytes);
+	if (total <= limit)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_OUT_OF_MEMORY),
+			 errmsg("k-means on %s%lld rows x %d features needs about %lld MB, over pg_kmeans.memory_limit (%lld MB)",
+					estimated ? "an estimated " : "",
+					(long long) n, d,
+					(long long) ((total + (1 << 20) - 1) >> 20),
+					(long long) (limit >> 20)),
+			 errdetail("Data buffer %lld bytes, engine %lld bytes, limit %lld bytes.",
+					   (long long) data_bytes, (long long) engine_bytes,
+					   (long long) limit),
+			 errhint("Raise pg_kmeans.memory_limit (superuser), or cluster a sample of the rows, e.g. a materialized view built with TABLESAMPLE.")));
+}
+
+/* Format a ctid the way PostgreSQL prints it, for error messages. */
+static void
+format_tid(ItemPointer tid, char *buf, size_t len)
+{
+	snprintf(buf, len, "(%u,%u)", ItemPointerGetBlockNumberNoCheck(tid),
+			 (unsigned) ItemPointerGetOffsetNumberNoCheck(tid));
+}
+
+/*
+ * Map a column's (domain base) type to a feature kind; anything else is an
+ * error naming the column and its type.
+ */
+static PgkmColKind
+column_kind(const char *relname, const char *colname, AttrNumber attnum, Oid relid)
+{
+	Oid			typ = attnum > 0 ? getBaseType(get_atttype(relid, attnum)) : InvalidOid;
+
+	switch (typ)
+	{
+		case INT2OID:
+			return PGKM_COL_INT2;
+		case INT4OID:
+			return PGKM_COL_INT4;
+		case INT8OID:
+			return PGKM_COL_INT8;
+		case FLOAT4OID:
+			return PGKM_COL_FLOAT4;
+		case FLOAT8OID:
+			return PGKM_COL_FLOAT8;
+		case NUMERICOID:
+			return PGKM_COL_NUMERIC;
+		case FLOAT4ARRAYOID:
+			return PGKM_COL_FLOAT4_ARRAY;
+		case FLOAT8ARRAYOID:
+			return PGKM_COL_FLOAT8_ARRAY;
+		default:
+			break;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("column \"%s\" of relation \"%s\" has type %s, which is not numeric",
+					colname, relname,
+					format_type_be(attnum > 0 ? get_atttype(relid, attnum) : get_atttype(relid, attnum))),
+			 errhint("Use columns of type smallint, integer, bigint, real, double precision or numeric, or one real[] or double precision[] column.")));
+	return PGKM_COL_INT2;		/* not reached */
+}
+
+/*
+ * Make room for one more row. Why grow by doubling from the size estimate:
+ * the estimate is usually right, so the common case is one allocation; the
+ * budget is re-checked with the real row count before each growth.
+ */
+static void
+ensure_capacity(PgkmScan *s)
+{
+	int64		newcap;
+
+	if (s->n < s->cap)
+		return;
+	newcap = s->cap > 0 ? s->cap * 2 : Max(s->n_est + s->n_est / 16 + 64, 1024);
+	pgkm_check_budget(s->args, s->n + 1, s->d, s->need_tids, false);
+	{
+		int64		limit = (int64) pgkm_guc_memory_limit_kb * 1024;
+		int64		db,
+					eb;
+
+		/* Shrink the step so that the new buffer itself fits the budget. */
+		while (limit > 0 && newcap > s->n + 1 &&
+			   needed_bytes(s->args, newcap, s->d, s->need_tids, &db, &eb) > limit)
+			newcap = s->n + 1 + (newcap - s->n - 1) / 2;
+	}
+	if (s->x == NULL)
+	{
+		s->x = (float *) MemoryContextAllocExtended(s->datacxt,
+													(Size) newcap * s->d * sizeof(float),
+													MCXT_ALLOC_HUGE);
+		if (s->need_tids)
+			s->tids = (ItemPointerData *)
+				MemoryContextAllocExtended(s->datacxt,
+										   (Size) newcap * sizeof(ItemPointerData),
+										   MCXT_ALLOC_HUGE);
+	}
+	else
+	{
+		s->x = (float *) repalloc_huge(s->x, (Size) newcap * s->d * sizeof(float));
+		if (s->need_tids)
+			s->tids = (ItemPointerData *)
+				repalloc_huge(s->tids, (Size) newcap * sizeof(ItemPointerData));
+	}
+	s->cap = newcap;
+}
+
+/* Error for a NaN or infinite feature value, naming column and row. */
+static void
+report_non_finite(const char *colname, double v, ItemPointer tid)
+{
+	char		tidbuf[32];
+
+	format_tid(tid, tidbuf, sizeof(tidbuf));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_EXCEPTION),
+			 errmsg("column \"%s\" has a non-finite value (%s) at ctid %s",
+					colname, std::isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity"),
+					tidbuf),
+			 errhint("k-means needs finite numbers; set such values to NULL to skip their rows.")));
+}
+
+/*
+ * Store one finite value as float32. Why check the range: a float8 such as
+ * 1e300 would silently become infinity in the float32 buffer.
+ */
+static inline float
+to_feature(const char *colname, double v, ItemPointer tid)
+{
+	if (unlikely(!std::isfinite(v)))
+		report_non_finite(colname, v, tid);
+	if (unlikely(std::fabs(v) > FLT_MAX))
+	{
+		char		tidbuf[32];
+
+		format_tid(tid, tidbuf, sizeof(tidbuf));
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("column \"%s\" has value %g at ctid %s, out of range for real",
+						colname, v, tidbuf),
+				 errhint("Features are clustered in single precision; rescale the column.")));
+	}
+	return (float) v;
+}
+
+/* Scalar datum of a known kind as double (numeric via float8, no overflow error). */
+static inline double
+scalar_value(PgkmColKind kind, Datum v)
+{
+	switch (kind)
+	{
+		case PGKM_COL_INT2:
+			return (double) DatumGetInt16(v);
+		case PGKM_COL_INT4:
+			return (double) DatumGetInt32(v);
+		case PGKM_COL_INT8:
+			return (double) DatumGetInt64(v);
+		case PGKM_COL_FLOAT4:
+			return (double) DatumGetFloat4(v);
+		case PGKM_COL_FLOAT8:
+			return DatumGetFloat8(v);
+		case PGKM_COL_NUMERIC:
+			return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, v));
+		default:
+			return 0.0;
+	}
+}
+
+/*
+ * Convert one row (values indexed like s->cols) into the buffer, or skip it
+ * when a feature is NULL. Why NULL checks come first: a row with a NULL is
+ * skipped as a whole, even if another of its values would be an error.
+ */
+static void
+add_row(PgkmScan *s, ItemPointer tid)
+{
+	ArrayType  *arr = NULL;
+	int			arrlen = 0;
+	float	   *out;
+	int			j = 0;
+
+	for (int i = 0; i < s->ncols; i++)
+		if (s->nulls[i])
+		{
+			s->n_skipped++;
+			return;
+		}
+	if (s->array_col >= 0)
+	{
+		MemoryContext old = MemoryContextSwitchTo(s->rowcxt);
+
+		arr = DatumGetArrayTypeP(s->vals[s->array_col]);
+		MemoryContextSwitchTo(old);
+		if (array_contains_nulls(arr))
+		{
+			s->n_skipped++;
+			return;
+		}
+		arrlen = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+		if (s->d < 0)
+		{
+			if (s->n_scalar + arrlen < 1)
+			{
+				char		tidbuf[32];
+
+				format_tid(tid, tidbuf, sizeof(tidbuf));
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_EXCEPTION),
+						 errmsg("array column \"%s\" is empty at ctid %s",
+								s->cols[s->array_col].name, tidbuf),
+						 errhint("Every row's array must hold the same, nonzero number of features.")));
+			}
+			s->d = s->n_scalar + arrlen;
+			pgkm_check_budget(s->args, s->n_est, s->d, s->need_tids, true);
+		}
+		else if (s->n_scalar + arrlen != s->d)
+		{
+			char		tidbuf[32];
+
+			format_tid(tid, tidbuf, sizeof(tidbuf));
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("array column \"%s\" has %d elements at ctid %s, expected %d",
+							s->cols[s->array_col].name, arrlen, tidbuf,
+							s->d - s->n_scalar),
+					 errdetail("The length is fixed by the first row read."),
+					 errhint("Every row's array must have the same length.")));
+		}
+	}
+
+	ensure_capacity(s);
+	out = s->x + s->n * s->d;
+	for (int i = 0; i < s->ncols; i++)
+	{
+		const ColInfo *c = &s->cols[i];
+
+		if (i == s->array_col)
+		{
+			if (c->kind == PGKM_COL_FLOAT4_ARRAY)
+			{
+				const float4 *p = (const float4 *) ARR_DATA_PTR(arr);
+
+				for (int e = 0; e < arrlen; e++)
+					out[j++] = to_feature(c->name, p[e], tid);
+			}
+			else
+			{
+				const float8 *p = (const float8 *) ARR_DATA_PTR(arr);
+
+				for (int e = 0; e < arrlen; e++)
+					out[j++] = to_feature(c->name, p[e], tid);
+			}
+		}
+		else
+			out[j++] = to_feature(c->name, scalar_value(c->kind, s->vals[i]), tid);
+	}
+	if (s->need_tids)
+		s->tids[s->n] = *tid;
+	s->n++;
+	if (arr != NULL)
+		MemoryContextReset(s->rowcxt);
+}
+
+/*
+ * The fast path: privileges checked like the executor checks a SELECT
+ * (table privilege, else every used column, ctid included when labels are
+ * returned), then a plain sequential scan with the statement's snapshot.
+ */
+static void
+scan_direct(PgkmScan *s, Relation rel)
+{
+	Oid			relid = RelationGetRelid(rel);
+	Oid			user = GetUserId();
+	TupleTableSlot *slot;
+	TableScanDesc scan;
+	int			maxatt = 0;
+	int64		seen = 0;
+
+	if (pg_class_aclcheck(relid, user, ACL_SELECT) != ACLCHECK_OK)
+	{
+		for (int i = 0; i < s->ncols; i++)
+			if (pg_attribute_aclcheck(relid, s->cols[i].attnum, user, ACL_SELECT) != ACLCHECK_OK)
+				aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(rel->rd_rel->relkind),
+							   RelationGetRelationName(rel));
+		if (s->need_tids &&
+			pg_attribute_aclcheck(relid, SelfItemPointerAttributeNumber, user, ACL_SELECT) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(rel->rd_rel->relkind),
+						   RelationGetRelationName(rel));
+	}
+	for (int i = 0; i < s->ncols; i++)
+		maxatt = Max(maxatt, s->cols[i].attnum);
+
+	slot = table_slot_create(rel, NULL);
+	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		slot_getsomeattrs(slot, maxatt);
+		for (int i = 0; i < s->ncols; i++)
+		{
+			s->vals[i] = slot->tts_values[s->cols[i].attnum - 1];
+			s->nulls[i] = slot->tts_isnull[s->cols[i].attnum - 1];
+		}
+		add_row(s, &slot->tts_tid);
+		if (++seen % PGKM_INTERRUPT_ROWS == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/*
+ * The row-level-security path: PostgreSQL plans and runs the SELECT as the
+ * calling user, so privileges and policies apply exactly. Column names are
+ * quoted with quote_identifier, never spliced raw. FROM ONLY matches the
+ * direct scan: a ctid is only meaningful within one table.
+ */
+static void
+scan_spi(PgkmScan *s, Relation rel)
+{
+	StringInfoData q;
+	Portal		portal;
+	Oid			relid = RelationGetRelid(rel);
+
+	initStringInfo(&q);
+	appendStringInfoString(&q, "SELECT ctid");
+	for (int i = 0; i < s->ncols; i++)
+		appendStringInfo(&q, ", %s", quote_identifier(s->cols[i].name));
+	appendStringInfo(&q, " FROM ONLY %s",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+												get_rel_name(relid)));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	portal = SPI_cursor_open_with_args(NULL, q.data, 0, NULL, NULL, NULL, true, 0);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, PGKM_SPI_BATCH);
+		if (SPI_processed == 0)
+			break;
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[r];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			bool		tidnull;
+			ItemPointer tid = (ItemPointer) DatumGetPointer(SPI_getbinval(tup, desc, 1, &tidnull));
+
+			for (int i = 0; i < s->ncols; i++)
+				s->vals[i] = SPI_getbinval(tup, desc, i + 2, &s->nulls[i]);
+			add_row(s, tid);
+			if ((r + 1) % PGKM_INTERRUPT_ROWS == 0)
+				CHECK_FOR_INTERRUPTS();
+		}
+		SPI_freetuptable(SPI_tuptable);
+		CHECK_FOR_INTERRUPTS();
+	}
+	SPI_cursor_close(portal);
+	SPI_finish();
+}
+
+/*
+ * Resolve and type-check the requested columns. Why by catalog lookup and
+ * not by building SQL: a name such as x"; DROP TABLE t; -- is looked up as
+ * the literal column name it is, and is simply missing (42703).
+ */
+static void
+resolve_columns(PgkmScan *s, Relation rel)
+{
+	Oid			relid = RelationGetRelid(rel);
+
+	s->ncols = s->args->ncols;
+	s->cols = (ColInfo *) palloc0(sizeof(ColInfo) * s->ncols);
+	s->array_col = -1;
+	s->n_scalar = 0;
+	for (int i = 0; i < s->ncols; i++)
+	{
+		ColInfo    *c = &s->cols[i];
+
+		c->name = s->args->colnames[i];
+		c->attnum = get_attnum(relid, c->name);
+		if (c->attnum == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" of relation \"%s\" does not exist",
+							c->name, s->relname)));
+		c->kind = column_kind(s->relname, c->name, c->attnum, relid);
+		if (c->kind == PGKM_COL_FLOAT4_ARRAY || c->kind == PGKM_COL_FLOAT8_ARRAY)
+		{
+			if (s->array_col >= 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("at most one array column can be clustered, got \"%s\" and \"%s\"",
+								s->cols[s->array_col].name, c->name)));
+			s->array_col = i;
+		}
+		else
+			s->n_scalar++;
+	}
+	s->d = s->array_col >= 0 ? -1 : s->n_scalar;
+}
+
+/*
+ * Rows the relation probably holds, from the planner's own estimator (pages
+ * now, density from the last VACUUM/ANALYZE). Only sizes the first buffer and
+ * the early budget check; the real count decides.
+ */
+static int64
+estimate_rows(Relation rel)
+{
+	BlockNumber pages;
+	double		tuples,
+				allvisfrac;
+
+	estimate_rel_size(rel, NULL, &pages, &tuples, &allvisfrac);
+	if (!(tuples > 0))
+		return 0;
+	return (int64) Min(tuples, (double) (PG_INT64_MAX / 4));
+}
+
+/*
+ * Read the relation into *out. datacxt owns the buffers (so they go away
+ * with the run, on success or on ERROR). Errors: not a table or
+ * materialized view, unpopulated materialized view, missing or non-numeric
+ * column, permission denied, NaN/Inf, array length, memory budget, no
+ * usable rows. A NOTICE reports rows skipped for a NULL feature.
+ */
+void
+pgkm_scan(const PgkmArgs *args, bool need_tids, MemoryContext datacxt,
+		  PgkmData *out)
+{
+	PgkmScan	s;
+	Relation	rel;
+	char		relkind;
+
+	memset(&s, 0, sizeof(s));
+	s.args = args;
+	s.need_tids = need_tids;
+	s.datacxt = datacxt;
+
+	rel = try_relation_open(args->relid, AccessShareLock);
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", args->relid)));
+	s.relname = pstrdup(RelationGetRelationName(rel));
+	relkind = rel->rd_rel->relkind;
+	if (relkind == RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot cluster partitioned table \"%s\"", s.relname),
+				 errdetail("A ctid identifies a row only within one partition."),
+				 errhint("Cluster each partition, or a materialized view over the partitioned table.")));
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a table or materialized view", s.relname),
+				 errhint("To cluster the rows of a view or a query, materialize them first (CREATE MATERIALIZED VIEW or CREATE TABLE ... AS).")));
+	if (relkind == RELKIND_MATVIEW && !RelationIsPopulated(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("materialized view \"%s\" has not been populated", s.relname),
+				 errhint("Use the REFRESH MATERIALIZED VIEW command.")));
+
+	resolve_columns(&s, rel);
+	s.vals = (Datum *) palloc(sizeof(Datum) * s.ncols);
+	s.nulls = (bool *) palloc(sizeof(bool) * s.ncols);
+	s.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "pg_kmeans row",
+									 ALLOCSET_DEFAULT_SIZES);
+	s.n_est = estimate_rows(rel);
+	if (s.d > 0)
+		pgkm_check_budget(args, s.n_est, s.d, need_tids, true);
+
+	if (check_enable_rls(args->relid, InvalidOid, false) == RLS_ENABLED)
+		scan_spi(&s, rel);
+	else
+		scan_direct(&s, rel);
+	table_close(rel, NoLock);	/* keep the lock to end of transaction, as SELECT does */
+	MemoryContextDelete(s.rowcxt);
+
+	if (s.n_skipped > 0)
+		ereport(NOTICE,
+				(errmsg("skipped %lld rows with a NULL feature", (long long) s.n_skipped)));
+	if (s.n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("relation \"%s\" has no rows to cluster", s.relname),
+				 s.n_skipped > 0 ?
+				 errdetail("All %lld rows have a NULL feature.", (long long) s.n_skipped) : 0));
+
+	out->n = s.n;
+	out->d = s.d;
+	out->x = s.x;
+	out->tids = s.tids;
+	out->n_skipped_null = s.n_skipped;
+	out->relname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(args->relid)),
+											  s.relname);
+}
