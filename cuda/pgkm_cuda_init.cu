@@ -1,0 +1,293 @@
+/*
+ * pgkm_cuda_init.cu: greedy k-means++ on the device (sklearn's variant:
+ * 2 + floor(ln k) candidates per step, keep the one that lowers the potential
+ * most), seeded and deterministic.
+ *
+ * Sampled for large n so that init never dominates: it runs on
+ * ns = min(n, max(131072, 128 k)) rows, one drawn uniformly from each of ns
+ * equal strata of the data (all rows when n is small). Every reduction is in
+ * a fixed order (block sums, then one thread walks them), so a seed gives the
+ * same centroids on every run. Stops early with k_found < k when every
+ * remaining sample row coincides with a chosen centroid.
+ */
+#include "pgkm_cuda_internal.cuh"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace pgkm_cuda
+{
+
+static constexpr int KB = 256;
+
+__device__ __forceinline__ float
+sqdist_row(const float *a, const float *b, int d)
+{
+	float		s = 0.0f;
+	for (int j = 0; j < d; j++)
+	{
+		float		t = a[j] - b[j];
+		s = fmaf(t, t, s);
+	}
+	return s;
+}
+
+/* mind[i] = min(mind[i], |x_i - x_c|^2); first = 1 initialises. */
+__global__ void
+kpp_update_kernel(const float *xs, int64_t ns, int d, int64_t c, double *mind, int first)
+{
+	const float *cr = xs + c * d;
+	for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < ns; i += (int64_t) gridDim.x * blockDim.x)
+	{
+		double		v = sqdist_row(xs + i * d, cr, d);
+		mind[i] = first ? v : fmin(mind[i], v);
+	}
+}
+
+/* Sum of mind over segment b (fixed order within the block). */
+__global__ void
+kpp_blocksum_kernel(const double *mind, int64_t ns, int64_t seg, double *bsum)
+{
+	__shared__ double sh[KB];
+	int64_t		lo = blockIdx.x * seg, hi = min(ns, lo + seg);
+	double		s = 0;
+	for (int64_t i = lo + threadIdx.x; i < hi; i += KB)
+		s += mind[i];
+	sh[threadIdx.x] = s;
+	__syncthreads();
+	for (int w = KB / 2; w > 0; w >>= 1)
+	{
+		if ((int) threadIdx.x < w)
+			sh[threadIdx.x] += sh[threadIdx.x + w];
+		__syncthreads();
+	}
+	if (threadIdx.x == 0)
+		bsum[blockIdx.x] = sh[0];
+}
+
+/*
+ * Thread l draws candidate l: the first row whose running sum of mind exceeds
+ * u_l * total (rows of zero weight are never drawn). Sequential walks, fixed order.
+ */
+__global__ void
+kpp_search_kernel(const double *mind, int64_t ns, int64_t seg, const double *bsum, int nb,
+				  const double *u, int L, int64_t *cand, double *total_out)
+{
+	int			l = threadIdx.x;
+	double		total = 0;
+	for (int b = 0; b < nb; b++)
+		total += bsum[b];
+	if (l == 0)
+		*total_out = total;
+	if (l >= L)
+		return;
+	double		target = u[l] * total;
+	double		run = 0;
+	int			b = 0;
+	for (; b < nb - 1; b++)
+	{
+		if (run + bsum[b] > target)
+			break;
+		run += bsum[b];
+	}
+	int64_t		lo = (int64_t) b * seg, hi = min(ns, lo + seg);
+	int64_t		pick = -1, last_pos = -1;
+	for (int64_t i = lo; i < hi; i++)
+	{
+		if (mind[i] > 0)
+			last_pos = i;
+		run += mind[i];
+		if (run > target && mind[i] > 0)
+		{
+			pick = i;
+			break;
+		}
+	}
+	if (pick < 0)
+		pick = last_pos >= 0 ? last_pos : lo;	/* rounding at the very end */
+	cand[l] = pick;
+}
+
+/* Per-block partial potentials sum_i min(mind_i, |x_i - x_cand_l|^2). */
+__global__ void
+kpp_potential_kernel(const float *xs, int64_t ns, int d, const double *mind, const int64_t *cand, int L,
+					 double *part)
+{
+	__shared__ double sh[KB];
+	double		acc[16];
+	for (int l = 0; l < L; l++)
+		acc[l] = 0;
+	for (int64_t i = (int64_t) blockIdx.x * KB + threadIdx.x; i < ns; i += (int64_t) gridDim.x * KB)
+	{
+		const float *xr = xs + i * d;
+		double		m = mind[i];
+		for (int l = 0; l < L; l++)
+			acc[l] += fmin(m, (double) sqdist_row(xr, xs + cand[l] * d, d));
+	}
+	for (int l = 0; l < L; l++)
+	{
+		sh[threadIdx.x] = acc[l];
+		__syncthreads();
+		for (int w = KB / 2; w > 0; w >>= 1)
+		{
+			if ((int) threadIdx.x < w)
+				sh[threadIdx.x] += sh[threadIdx.x + w];
+			__syncthreads();
+		}
+		if (threadIdx.x == 0)
+			part[(size_t) l * gridDim.x + blockIdx.x] = sh[0];
+		__syncthreads();
+	}
+}
+
+__global__ void
+kpp_reduce_kernel(const double *part, int g, int L, double *pot)
+{
+	int			l = threadIdx.x;
+	if (l >= L)
+		return;
+	double		s = 0;
+	for (int b = 0; b < g; b++)
+		s += part[(size_t) l * g + b];
+	pot[l] = s;
+}
+
+static inline uint64_t
+splitmix64(uint64_t &s)
+{
+	uint64_t	z = (s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static inline double
+uniform01(uint64_t &s)
+{
+	return (double) (splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Temporary buffers of one init, freed on every exit path. */
+struct KppBuffers
+{
+	Run		   &r;
+	std::vector<std::pair<void *, size_t>> dev;
+	void	   *pinned = nullptr;
+	explicit	KppBuffers(Run &run) : r(run) {}
+	void	   *alloc(size_t bytes)
+	{
+		void	   *p = dev_alloc(r, bytes);
+		dev.push_back({p, bytes});
+		return p;
+	}
+	~KppBuffers()
+	{
+		cudaStreamSynchronize(r.s_comp);
+		for (auto &pb : dev)
+			dev_free(r, pb.first, pb.second);
+		if (pinned)
+			cudaFreeHost(pinned);
+	}
+};
+
+int32_t
+kmeanspp(Run &r, uint64_t seed, double *centroids)
+{
+	const int64_t n = r.n;
+	const int	d = r.d, k = r.k;
+	const int	L = std::min(16, 2 + (int) std::log((double) k));
+	uint64_t	rng = seed ^ 0x5851f42d4c957f2dULL;
+
+	int64_t		want = std::min<int64_t>(n, std::min<int64_t>(1LL << 22, std::max<int64_t>(131072, 128LL * k)));
+	const bool	use_resident = (want == n && r.resident);
+	int64_t		per_row = (use_resident ? 0 : (int64_t) d * 4) + 16;
+	int64_t		room = r.budget > 0 ? (r.budget - (int64_t) r.allocated - (8LL << 20)) / per_row : want;
+	int64_t		ns = std::min(want, room);
+	if (ns < k)
+		throw Failure {PGKM_ERR_NOMEM, "GPU memory budget too small for k-means++ on this shape"};
+	std::vector<int64_t> rows;
+	const bool	all = (ns == n);
+	if (!all)
+	{
+		rows.resize(ns);
+		for (int64_t i = 0; i < ns; i++)
+		{
+			int64_t		lo = i * n / ns, hi = (i + 1) * n / ns;
+			rows[i] = lo + (int64_t) (splitmix64(rng) % (uint64_t) (hi - lo));
+		}
+	}
+	KppBuffers	B(r);
+	const float *xs;
+	if (use_resident)
+		xs = r.d_x;
+	else
+	{
+		CK(cudaMallocHost(&B.pinned, (size_t) ns * d * 4));
+		float	   *hp = (float *) B.pinned;
+		for (int64_t i = 0; i < ns; i++)
+			memcpy(hp + i * d, r.x + (all ? i : rows[i]) * d, (size_t) d * 4);
+		float	   *dx = (float *) B.alloc((size_t) ns * d * 4);
+		CK(cudaMemcpyAsync(dx, hp, (size_t) ns * d * 4, cudaMemcpyHostToDevice, r.s_comp));
+		xs = dx;
+	}
+	const int	nb = (int) std::min<int64_t>(1024, (ns + KB - 1) / KB);
+	const int64_t seg = (ns + nb - 1) / nb;
+	const int	g = (int) std::min<int64_t>(2LL * r.sms, (ns + KB - 1) / KB);
+	double	   *mind = (double *) B.alloc(ns * 8);
+	double	   *bsum = (double *) B.alloc(nb * 8);
+	double	   *part = (double *) B.alloc((size_t) L * g * 8);
+	/* small exchange block: u[L] | pot[L] | total | cand[L] */
+	size_t		xbytes = (size_t) (2 * L + 1) * 8 + (size_t) L * 8;
+	unsigned char *dxch = (unsigned char *) B.alloc(xbytes);
+	double	   *du = (double *) dxch, *dpot = du + L, *dtotal = dpot + L;
+	int64_t    *dcand = (int64_t *) (dtotal + 1);
+	std::vector<unsigned char> hx(xbytes);
+	double	   *hu = (double *) hx.data(), *hpot = hu + L, *htotal = hpot + L;
+	int64_t    *hcand = (int64_t *) (htotal + 1);
+
+	std::vector<int64_t> chosen;
+	chosen.push_back((int64_t) (splitmix64(rng) % (uint64_t) ns));
+	int			ug = (int) std::min<int64_t>(4LL * r.sms, (ns + KB - 1) / KB);
+	kpp_update_kernel<<<ug, KB, 0, r.s_comp>>>(xs, ns, d, chosen[0], mind, 1);
+	CKLAUNCH("kpp_update_kernel");
+	for (int s = 1; s < k; s++)
+	{
+		check_interrupt(r);
+		for (int l = 0; l < L; l++)
+			hu[l] = uniform01(rng);
+		CK(cudaMemcpyAsync(du, hu, L * 8, cudaMemcpyHostToDevice, r.s_comp));
+		kpp_blocksum_kernel<<<nb, KB, 0, r.s_comp>>>(mind, ns, seg, bsum);
+		CKLAUNCH("kpp_blocksum_kernel");
+		kpp_search_kernel<<<1, 32, 0, r.s_comp>>>(mind, ns, seg, bsum, nb, du, L, dcand, dtotal);
+		CKLAUNCH("kpp_search_kernel");
+		kpp_potential_kernel<<<g, KB, 0, r.s_comp>>>(xs, ns, d, mind, dcand, L, part);
+		CKLAUNCH("kpp_potential_kernel");
+		kpp_reduce_kernel<<<1, 32, 0, r.s_comp>>>(part, g, L, dpot);
+		CKLAUNCH("kpp_reduce_kernel");
+		CK(cudaMemcpyAsync(hpot, dpot, xbytes - (size_t) L * 8, cudaMemcpyDeviceToHost, r.s_comp));
+		CK(cudaStreamSynchronize(r.s_comp));
+		if (!(*htotal > 0))
+			break;				/* every sample row coincides with a chosen centroid */
+		int			best = 0;
+		for (int l = 1; l < L; l++)
+			if (hpot[l] < hpot[best])
+				best = l;
+		chosen.push_back(hcand[best]);
+		kpp_update_kernel<<<ug, KB, 0, r.s_comp>>>(xs, ns, d, hcand[best], mind, 0);
+		CKLAUNCH("kpp_update_kernel");
+	}
+	CK(cudaStreamSynchronize(r.s_comp));
+	int32_t		found = (int32_t) chosen.size();
+	for (int c = 0; c < k; c++)
+	{
+		int64_t		i = chosen[c < found ? c : 0];
+		const float *src = r.x + (all ? i : rows[i]) * d;
+		for (int j = 0; j < d; j++)
+			centroids[(size_t) c * d + j] = src[j];
+	}
+	make_current(r, centroids);
+	return found;
+}
+
+}							/* namespace pgkm_cuda */

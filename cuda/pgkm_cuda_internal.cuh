@@ -1,0 +1,132 @@
+/*
+ * pgkm_cuda_internal.cuh: state of one GPU run and the launchers shared by
+ * the plugin's translation units (no relocatable device code: each kernel is
+ * launched from the file that defines it).
+ */
+#ifndef PGKM_CUDA_INTERNAL_CUH
+#define PGKM_CUDA_INTERNAL_CUH
+
+#include "pgkm_cuda_api.h"
+#include "pgkm_engine.h"
+
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pgkm_cuda
+{
+
+/* A failure inside the plugin; caught at the ABI boundary. */
+struct Failure
+{
+	int			status;
+	std::string msg;
+};
+
+[[noreturn]] void fail_cuda(cudaError_t e, const char *what, const char *file, int line);
+[[noreturn]] void fail_blas(cublasStatus_t e, const char *what);
+#define CK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) ::pgkm_cuda::fail_cuda(e_, #call, __FILE__, __LINE__); } while (0)
+#define CKLAUNCH(what) CK(cudaGetLastError())
+
+/* Assignment paths, picked by shape (see NOTES.md for the measured crossover). */
+enum Path
+{
+	PATH_DIRECT = 0,			/* d < 16: sum((x-c)^2) in fp32, centroids in smem */
+	PATH_DOT = 1,				/* 16 <= d <= 32: ||c'||^2 - 2 x'.c' fused, smem */
+	PATH_GEMM = 2				/* d > 32: cuBLAS SGEMM per row tile + argmin kernel */
+};
+
+/* Everything a pass kernel needs for one block of rows. */
+struct PassArgs
+{
+	const float *x;				/* rows x d, this chunk */
+	int64_t		rows;
+	int64_t		row0;			/* global index of the chunk's first row */
+	int32_t		d, k;
+	const float *cf;			/* centroids for the argmin (layout per path) */
+	const float *bias;			/* k, DOT / GEMM */
+	const float *mu;			/* d (DOT path centring) */
+	const double *c64;			/* k x d raw fp64 centroids (exact distance) */
+	int32_t    *labels;			/* n, global */
+	double	   *dist2;			/* rows, or NULL */
+	unsigned long long *acc;	/* k*d sums then k counts (fixed point or fp64 bits) */
+	double		qscale;			/* fixed-point scale (deterministic mode) */
+	double	   *partials;		/* inertia partials, one per block */
+	unsigned long long *moved;
+	const float *tile;			/* GEMM: rows x k of -2 x.c' */
+	int			priv;			/* accumulate in shared memory first */
+	int			det;			/* deterministic fixed-point sums */
+};
+
+struct Run
+{
+	/* shape and settings */
+	const float *x = nullptr;
+	int64_t		n = 0;
+	int32_t		d = 0, k = 0;
+	pgkm_cuda_config cfg {};
+	int			device = 0;
+	int			sms = 0;
+	Path		path = PATH_DIRECT;
+	bool		resident = false;
+	bool		registered = false;
+
+	/* pass plan */
+	int64_t		chunk_rows = 0;
+	int64_t		nchunks = 0;
+	int64_t		tile_rows = 0;	/* GEMM */
+	int			grid = 0;		/* blocks per launch (fused) or per tile (GEMM) */
+	int64_t		nslots = 0;		/* inertia partials per pass */
+
+	/* device memory */
+	float	   *d_x = nullptr;	/* resident data */
+	float	   *d_chunk[2] = {nullptr, nullptr};	/* streaming buffers */
+	int32_t    *d_labels = nullptr;
+	float	   *d_cf = nullptr;
+	float	   *d_bias = nullptr;
+	float	   *d_mu = nullptr;
+	double	   *d_c64 = nullptr;
+	unsigned long long *d_acc = nullptr;	/* k*d + k, then moved, then inertia */
+	double	   *d_partials = nullptr;
+	float	   *d_tile = nullptr;
+	double	   *d_dist2 = nullptr;	/* chunk_rows, for assign() */
+	float	   *d_maxabs = nullptr;
+
+	cudaStream_t s_comp = nullptr, s_copy = nullptr;
+	cudaEvent_t ev_copy[2] = {nullptr, nullptr}, ev_done[2] = {nullptr, nullptr};
+	cublasHandle_t blas = nullptr;
+
+	/* host state */
+	std::vector<double> cent;	/* k x d current centroids */
+	std::vector<double> mu;		/* d: centring point (sample mean) */
+	double		qscale = 1.0;
+	bool		cent_dirty = true;
+	unsigned long long *h_acc = nullptr;	/* pinned mirror of d_acc */
+	float	   *h_cstage = nullptr; /* pinned staging for centroid upload */
+	size_t		allocated = 0;	/* bytes of device memory this run holds */
+	int64_t		budget = 0;
+	int			launches = 0;	/* kernel launches + copies in the last pass */
+};
+
+/* Launchers (pgkm_cuda_kernels.cu). */
+void		launch_pass_chunk(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s);
+int			fused_grid(Run &r);
+void		launch_reduce_partials(const double *partials, int64_t nslots, double *out, cudaStream_t s);
+void		launch_maxabs(const float *x, int64_t count, float *out, cudaStream_t s);
+void		launch_fill_int(int32_t *p, int64_t n, int32_t v, cudaStream_t s);
+
+/* Plugin helpers (pgkm_cuda_plugin.cu). */
+void	   *dev_alloc(Run &r, size_t bytes);
+void		dev_free(Run &r, void *p, size_t bytes);
+void		check_interrupt(Run &r);
+void		make_current(Run &r, const double *centroids);
+
+/* k-means++ (pgkm_cuda_init.cu). */
+int32_t		kmeanspp(Run &r, uint64_t seed, double *centroids);
+
+}							/* namespace pgkm_cuda */
+
+#endif
