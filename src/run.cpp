@@ -163,8 +163,10 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 				 errmsg("k (%d) is larger than the number of usable rows (%lld)",
 						args->k, (long long) c->data.n),
 				 c->data.n_skipped_null > 0 ?
-				 errdetail("%lld rows were skipped because a feature was NULL.",
-						   (long long) c->data.n_skipped_null) : 0,
+				 errdetail_plural("%lld row was skipped because a feature was NULL.",
+								  "%lld rows were skipped because a feature was NULL.",
+								  (unsigned long) c->data.n_skipped_null,
+								  (long long) c->data.n_skipped_null) : 0,
 				 errhint("Choose k between 1 and the number of rows.")));
 
 	plugin = (char *) MemoryContextAlloc(c->cxt, MAXPGPATH);

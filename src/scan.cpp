@@ -82,6 +82,20 @@ needed_bytes(const PgkmArgs *args, int64 n, int32 d, bool need_tids,
 	return *data_bytes + *engine_bytes;
 }
 
+/* A byte count for humans, rounded up like pg_size_pretty's units. */
+static void
+format_bytes(int64 bytes, char *buf, size_t len)
+{
+	if (bytes < 10 * 1024)
+		snprintf(buf, len, "%lld bytes", (long long) bytes);
+	else if (bytes < 10 * 1024 * 1024)
+		snprintf(buf, len, "%lld kB", (long long) ((bytes + 1023) >> 10));
+	else if (bytes < (int64) 10 * 1024 * 1024 * 1024)
+		snprintf(buf, len, "%lld MB", (long long) ((bytes + (1 << 20) - 1) >> 20));
+	else
+		snprintf(buf, len, "%lld GB", (long long) ((bytes + (1 << 30) - 1) >> 30));
+}
+
 /*
  * Refuse a call whose memory need exceeds pg_kmeans.memory_limit, with the
  * numbers in the message. Why before allocating: a 10M-row mistake must end
@@ -95,19 +109,21 @@ pgkm_check_budget(const PgkmArgs *args, int64 n, int32 d, bool need_tids,
 	int64		data_bytes,
 				engine_bytes,
 				total;
+	char		total_s[32],
+				limit_s[32];
 
 	if (limit <= 0)
 		return;
 	total = needed_bytes(args, n, d, need_tids, &data_bytes, &engine_bytes);
 	if (total <= limit)
 		return;
+	format_bytes(total, total_s, sizeof(total_s));
+	format_bytes(limit, limit_s, sizeof(limit_s));
 	ereport(ERROR,
 			(errcode(ERRCODE_OUT_OF_MEMORY),
-			 errmsg("k-means on %s%lld rows x %d features needs about %lld MB, over pg_kmeans.memory_limit (%lld MB)",
+			 errmsg("k-means on %s%lld rows x %d features needs about %s, over pg_kmeans.memory_limit (%s)",
 					estimated ? "an estimated " : "",
-					(long long) n, d,
-					(long long) ((total + (1 << 20) - 1) >> 20),
-					(long long) (limit >> 20)),
+					(long long) n, d, total_s, limit_s),
 			 errdetail("Data buffer %lld bytes, engine %lld bytes, limit %lld bytes.",
 					   (long long) data_bytes, (long long) engine_bytes,
 					   (long long) limit),
@@ -579,7 +595,9 @@ pgkm_scan(const PgkmArgs *args, bool need_tids, MemoryContext datacxt,
 
 	if (s.n_skipped > 0)
 		ereport(NOTICE,
-				(errmsg("skipped %lld rows with a NULL feature", (long long) s.n_skipped)));
+				(errmsg_plural("skipped %lld row with a NULL feature",
+								"skipped %lld rows with a NULL feature",
+								(unsigned long) s.n_skipped, (long long) s.n_skipped)));
 	if (s.n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),

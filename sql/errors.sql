@@ -1,0 +1,102 @@
+-- pg_kmeans errors: every argument and data error, with its SQLSTATE.
+\set VERBOSITY default
+CREATE TABLE pts (id int, x float8, y float8, label text, v real[], w float8[], n numeric);
+INSERT INTO pts VALUES (1, 0, 0, 'a', '{0,0}', '{0,0}', 0), (2, 0, 1, 'b', '{0,1}', '{0,1}', 1),
+                       (3, 10, 10, 'c', '{10,10}', '{10,10}', 10), (4, NULL, 11, 'd', '{10,11}', '{10,11}', 11);
+
+-- Show the SQLSTATE of an error next to its message.
+CREATE FUNCTION sqlstate_of(query text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE query;
+  RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+
+-- Arguments.
+SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 0);
+SELECT * FROM kmeans_centroids('pts', ARRAY['x', 'y'], -1);
+SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 4);
+SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, max_iter => 0);
+SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, tol => -1);
+SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, tol => 'NaN');
+SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, n_init => 0);
+SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, method => 'elkan');
+SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, init => 'kmeans||');
+SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, device => 'tpu');
+SELECT * FROM kmeans('pts', ARRAY[]::text[], 2);
+SELECT * FROM kmeans('pts', ARRAY['x', NULL], 2);
+SELECT sqlstate_of($$SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 0)$$);
+SELECT sqlstate_of($$SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, method => 'elkan')$$);
+-- STRICT: a NULL argument gives no rows, not an error.
+SELECT count(*) FROM kmeans('pts', ARRAY['x', 'y'], NULL);
+
+-- Relations.
+SELECT * FROM kmeans('no_such_table', ARRAY['x'], 1);
+SELECT * FROM kmeans(0::oid::regclass, ARRAY['x'], 1);
+CREATE VIEW pts_view AS SELECT * FROM pts;
+SELECT * FROM kmeans('pts_view', ARRAY['x'], 1);
+CREATE SEQUENCE pts_seq;
+SELECT * FROM kmeans('pts_seq', ARRAY['last_value'], 1);
+CREATE TABLE parted (x float8) PARTITION BY RANGE (x);
+SELECT * FROM kmeans('parted', ARRAY['x'], 1);
+CREATE MATERIALIZED VIEW pts_mv AS SELECT x FROM pts WITH NO DATA;
+SELECT * FROM kmeans('pts_mv', ARRAY['x'], 1);
+CREATE TABLE empty_t (x float8);
+SELECT * FROM kmeans('empty_t', ARRAY['x'], 1);
+CREATE TABLE all_null (x float8);
+INSERT INTO all_null VALUES (NULL), (NULL);
+SELECT * FROM kmeans('all_null', ARRAY['x'], 1);
+SELECT sqlstate_of($$SELECT * FROM kmeans('pts_view', ARRAY['x'], 1)$$);
+SELECT sqlstate_of($$SELECT * FROM kmeans('empty_t', ARRAY['x'], 1)$$);
+
+-- Columns.
+SELECT * FROM kmeans('pts', ARRAY['x', 'nope'], 2);
+SELECT * FROM kmeans('pts', ARRAY['X'], 2);
+SELECT * FROM kmeans('pts', ARRAY['label'], 2);
+SELECT * FROM kmeans('pts', ARRAY['ctid'], 2);
+SELECT * FROM kmeans('pts', ARRAY['v', 'w'], 2);
+SELECT sqlstate_of($$SELECT * FROM kmeans('pts', ARRAY['nope'], 2)$$);
+SELECT sqlstate_of($$SELECT * FROM kmeans('pts', ARRAY['label'], 2)$$);
+
+-- Data: vector length, non-finite values, float32 range.
+INSERT INTO pts VALUES (5, 1, 1, 'e', '{1,2,3}', '{}', 1);
+SELECT * FROM kmeans('pts', ARRAY['v'], 2);
+SELECT * FROM kmeans('pts', ARRAY['w'], 2);
+DELETE FROM pts WHERE id = 5;
+INSERT INTO pts VALUES (6, 'NaN', 1, 'f', '{1,Infinity}', '{1,1}', 'NaN');
+SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2);
+SELECT * FROM kmeans('pts', ARRAY['v'], 2);
+SELECT * FROM kmeans('pts', ARRAY['n'], 2);
+UPDATE pts SET x = '-Infinity' WHERE id = 6;
+SELECT * FROM kmeans_centroids('pts', ARRAY['x'], 2);
+UPDATE pts SET x = 1e300 WHERE id = 6;
+SELECT * FROM kmeans_centroids('pts', ARRAY['x'], 2);
+SELECT sqlstate_of($$SELECT * FROM kmeans_centroids('pts', ARRAY['x'], 2)$$);
+DELETE FROM pts WHERE id = 6;
+UPDATE pts SET w = '{1,2,3}' WHERE id = 3;
+SELECT sqlstate_of($$SELECT * FROM kmeans_centroids('pts', ARRAY['w'], 2)$$);
+UPDATE pts SET w = '{10,10}' WHERE id = 3;
+
+-- Memory budget: refused before allocating, with the numbers in the message.
+SET pg_kmeans.memory_limit = '1kB';
+-- (The numbers depend on the engine's estimate; N stands for them here.)
+SELECT left(s, 5) AS sqlstate, regexp_replace(substr(s, 8), '[0-9]+', 'N', 'g') AS message
+FROM sqlstate_of($$SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2)$$) s;
+SET pg_kmeans.memory_limit = 0;  -- no limit
+SELECT count(*) FROM kmeans('pts', ARRAY['x', 'y'], 2);
+RESET pg_kmeans.memory_limit;
+SELECT count(*) FROM kmeans('pts', ARRAY['y'], 2);
+-- Only a superuser may change the budget.
+CREATE ROLE regress_pgkm_budget;
+SET ROLE regress_pgkm_budget;
+SET pg_kmeans.memory_limit = '100GB';
+RESET ROLE;
+DROP ROLE regress_pgkm_budget;
+SET pg_kmeans.no_such_setting = 1;
+
+DROP VIEW pts_view;
+DROP MATERIALIZED VIEW pts_mv;
+DROP SEQUENCE pts_seq;
+DROP TABLE pts, parted, empty_t, all_null;
+DROP FUNCTION sqlstate_of(text);
