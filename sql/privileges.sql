@@ -1,0 +1,77 @@
+-- pg_kmeans privileges: the functions are SECURITY INVOKER and read the
+-- relation exactly as a plain SELECT by the calling user would.
+CREATE ROLE regress_pgkm_alice;
+CREATE ROLE regress_pgkm_bob;
+
+CREATE TABLE priv_pts (id int, x float8, y float8, secret float8);
+INSERT INTO priv_pts VALUES (1, 0, 0, 1), (2, 0, 1, 1), (3, 10, 10, 1), (4, 10, 11, 1);
+
+-- No privilege at all: the same error as SELECT.
+SET ROLE regress_pgkm_bob;
+SELECT count(*) FROM priv_pts;
+SELECT * FROM kmeans('priv_pts', ARRAY['x', 'y'], 2);
+SELECT * FROM kmeans_centroids('priv_pts', ARRAY['x', 'y'], 2);
+SELECT * FROM kmeans_fit('regress_priv_model', 'priv_pts', ARRAY['x', 'y'], 2);
+RESET ROLE;
+
+-- Column privileges: x and y only. Centroids need just those columns;
+-- labels also expose ctid, so kmeans() needs SELECT on ctid, like SELECT ctid.
+GRANT SELECT (x, y) ON priv_pts TO regress_pgkm_bob;
+SET ROLE regress_pgkm_bob;
+SELECT round(centroid[1]::numeric, 3) AS x, round(centroid[2]::numeric, 3) AS y, size
+FROM kmeans_centroids('priv_pts', ARRAY['x', 'y'], 2) ORDER BY 1;
+SELECT * FROM kmeans_centroids('priv_pts', ARRAY['x', 'secret'], 2);
+SELECT ctid, x FROM priv_pts LIMIT 0;
+SELECT count(*) FROM kmeans('priv_pts', ARRAY['x', 'y'], 2);
+RESET ROLE;
+GRANT SELECT (ctid) ON priv_pts TO regress_pgkm_bob;
+SET ROLE regress_pgkm_bob;
+SELECT count(*) FROM kmeans('priv_pts', ARRAY['x', 'y'], 2);
+RESET ROLE;
+
+-- Row-level security: each role clusters only the rows it can see.
+CREATE TABLE rls_pts (id int, who name, x float8, y float8);
+INSERT INTO rls_pts VALUES
+  (1, 'regress_pgkm_alice', 0, 0), (2, 'regress_pgkm_alice', 0, 2),
+  (3, 'regress_pgkm_alice', 10, 0), (4, 'regress_pgkm_alice', 10, 2),
+  (5, 'regress_pgkm_bob', 100, 100), (6, 'regress_pgkm_bob', 100, 102),
+  (7, 'regress_pgkm_bob', 200, 100);
+ALTER TABLE rls_pts OWNER TO regress_pgkm_alice;
+GRANT SELECT ON rls_pts TO regress_pgkm_bob;
+ALTER TABLE rls_pts ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_rows ON rls_pts USING (who = current_user);
+
+SET ROLE regress_pgkm_bob;
+SELECT count(*) AS visible FROM rls_pts;
+SELECT count(*) AS clustered, count(DISTINCT cluster) AS clusters
+FROM kmeans('rls_pts', ARRAY['x', 'y'], 2);
+SELECT array_agg(t.id ORDER BY t.id) AS members
+FROM kmeans('rls_pts', ARRAY['x', 'y'], 2) k JOIN rls_pts t ON t.ctid = k.ctid
+GROUP BY k.cluster ORDER BY members;
+SELECT round(centroid[1]::numeric, 6) AS x, round(centroid[2]::numeric, 6) AS y, size
+FROM kmeans_centroids('rls_pts', ARRAY['x', 'y'], 1);
+-- Bob sees 3 rows, so k = 4 is too many for him.
+SELECT * FROM kmeans('rls_pts', ARRAY['x', 'y'], 4);
+-- With row_security off, a query that policies would filter is an error, as for SELECT.
+SET row_security = off;
+SELECT count(*) FROM rls_pts;
+SELECT count(*) FROM kmeans('rls_pts', ARRAY['x', 'y'], 2);
+RESET row_security;
+RESET ROLE;
+
+-- The owner is exempt from its own table's policies unless they are forced.
+SET ROLE regress_pgkm_alice;
+SELECT count(*) AS visible FROM rls_pts;
+SELECT count(*) AS clustered FROM kmeans('rls_pts', ARRAY['x', 'y'], 2);
+ALTER TABLE rls_pts FORCE ROW LEVEL SECURITY;
+SELECT count(*) AS visible FROM rls_pts;
+SELECT count(*) AS clustered FROM kmeans('rls_pts', ARRAY['x', 'y'], 2);
+SELECT centroid, size FROM kmeans_centroids('rls_pts', ARRAY['x', 'y'], 2) ORDER BY centroid[1];
+RESET ROLE;
+
+-- A superuser bypasses row-level security.
+SELECT count(*) AS clustered FROM kmeans('rls_pts', ARRAY['x', 'y'], 2);
+
+DROP TABLE priv_pts, rls_pts;
+DROP ROLE regress_pgkm_alice;
+DROP ROLE regress_pgkm_bob;
