@@ -1,0 +1,82 @@
+-- pg_kmeans models: fit, list, predict, centroids, refit, drop, ownership.
+CREATE TABLE m_pts (id int, x float8, y float8);
+INSERT INTO m_pts VALUES (1, 0, 0), (2, 0, 1), (3, 1, 0), (4, 10, 10), (5, 10, 11), (6, 11, 10), (7, NULL, 5);
+
+-- The models table belongs to the extension and is dumped by pg_dump.
+SELECT extconfig::regclass[] FROM pg_extension WHERE extname = 'pg_kmeans';
+
+-- Fit: returns the stored row.
+SELECT model, owner, relation, columns, k, d, method, options, sizes,
+       round(inertia::numeric, 6) AS inertia, converged, device, n_rows, n_skipped,
+       iterations >= 1 AS iterated, elapsed_s >= 0 AS timed, trained_at <= now() AS dated,
+       array_dims(centroids) AS centroid_dims, array_dims(initial_centroids) AS initial_dims
+FROM kmeans_fit('regress_m', 'm_pts', ARRAY['x', 'y'], 2, seed => 5);
+
+-- Listed in kmeans_models.
+SELECT model, owner, k, d, n_rows FROM kmeans_models ORDER BY model;
+
+-- The model's centroids are exactly kmeans_centroids() with the same arguments.
+SELECT count(*) AS differing FROM (
+  (SELECT * FROM kmeans_model_centroids('regress_m')
+   EXCEPT SELECT * FROM kmeans_centroids('m_pts', ARRAY['x', 'y'], 2, seed => 5))
+  UNION ALL
+  (SELECT * FROM kmeans_centroids('m_pts', ARRAY['x', 'y'], 2, seed => 5)
+   EXCEPT SELECT * FROM kmeans_model_centroids('regress_m'))) d;
+SELECT cluster >= 0 AND cluster < 2 AS numbered, size, round(inertia::numeric, 6) AS inertia
+FROM kmeans_model_centroids('regress_m') ORDER BY centroid[1];
+
+-- Predict agrees with the labels of the same run, row by row.
+SELECT count(*) AS rows, count(*) FILTER (WHERE kmeans_predict('regress_m', ARRAY[t.x, t.y]) = k.cluster) AS agreeing
+FROM kmeans('m_pts', ARRAY['x', 'y'], 2, seed => 5) k JOIN m_pts t ON t.ctid = k.ctid;
+-- New points go to the nearest centroid; a NULL feature gives NULL.
+SELECT p, kmeans_predict('regress_m', p) = kmeans_predict('regress_m', ARRAY[0, 0]::float8[]) AS with_origin
+FROM (VALUES (ARRAY[-5, -5]::float8[]), (ARRAY[4, 4]), (ARRAY[6, 6]), (ARRAY[100, 100])) v(p);
+SELECT kmeans_predict('regress_m', ARRAY[1, NULL]::float8[]) IS NULL AS null_feature;
+SELECT kmeans_predict('regress_m', NULL) IS NULL AS null_array;
+
+-- Predict errors.
+SELECT kmeans_predict('regress_m', ARRAY[1, 2, 3]::float8[]);
+SELECT kmeans_predict('regress_m', ARRAY[]::float8[]);
+SELECT kmeans_predict('regress_m', ARRAY[1, 'NaN']::float8[]);
+SELECT kmeans_predict('regress_m', ARRAY[[1, 2]]::float8[]);
+SELECT kmeans_predict('no_such_model', ARRAY[1, 2]::float8[]);
+SELECT * FROM kmeans_model_centroids('no_such_model');
+SELECT * FROM kmeans_fit('', 'm_pts', ARRAY['x', 'y'], 2);
+
+-- Refitting a name replaces the model; a cached model is not reused after it.
+BEGIN;
+SELECT max(kmeans_predict('regress_m', ARRAY[x, y])) AS max_label FROM m_pts;
+SELECT model, k FROM kmeans_fit('regress_m', 'm_pts', ARRAY['x', 'y'], 6, seed => 5);
+SELECT max(kmeans_predict('regress_m', ARRAY[x, y])) AS max_label FROM m_pts;
+COMMIT;
+SELECT model, k, array_dims(centroids), n_rows FROM kmeans_models ORDER BY model;
+
+-- Another role may read and use the model, but not replace or drop it.
+CREATE ROLE regress_pgkm_carol;
+GRANT SELECT ON m_pts TO regress_pgkm_carol;
+SET ROLE regress_pgkm_carol;
+SELECT count(*) FROM kmeans_models WHERE model = 'regress_m';
+SELECT count(DISTINCT kmeans_predict('regress_m', ARRAY[x, y])) AS labels FROM m_pts;
+SELECT * FROM kmeans_fit('regress_m', 'm_pts', ARRAY['x', 'y'], 2);
+SELECT kmeans_drop_model('regress_m');
+-- Row-level security on kmeans_models backs this up for direct writes.
+UPDATE kmeans_models SET k = 1 WHERE model = 'regress_m';
+DELETE FROM kmeans_models WHERE model = 'regress_m';
+SELECT model, k FROM kmeans_models WHERE model = 'regress_m';
+INSERT INTO kmeans_models (model, owner, relation, columns, k, d, method, options, centroids,
+                           sizes, cluster_inertia, inertia, iterations, converged, elapsed_s, device, n_rows)
+VALUES ('regress_forged', 'postgres', 'm_pts', '{x}', 1, 1, 'lloyd', '{}', '{{0}}', '{1}', '{0}', 0, 1, true, 0, 'cpu', 1);
+-- Carol's own model is hers to replace and drop.
+SELECT model, owner, k FROM kmeans_fit('regress_carol', 'm_pts', ARRAY['x', 'y'], 2);
+SELECT model, owner, k FROM kmeans_fit('regress_carol', 'm_pts', ARRAY['x', 'y'], 3);
+SELECT kmeans_drop_model('regress_carol');
+RESET ROLE;
+SELECT model, owner, k FROM kmeans_models ORDER BY model;
+
+-- Drop; dropping again is an error.
+SELECT kmeans_drop_model('regress_m');
+SELECT kmeans_drop_model('regress_m');
+SELECT count(*) FROM kmeans_models;
+
+DROP TABLE m_pts;
+DROP ROLE regress_pgkm_carol;
