@@ -12,11 +12,11 @@ void		_PG_init(void);
 int			pgkm_guc_threads = 0;
 int			pgkm_guc_memory_limit_kb = 4 * 1024 * 1024;	/* 4 GB */
 int			pgkm_guc_gpu_memory_limit_kb = 0;
-bool		pgkm_guc_verbose = false;
+bool		pgkm_guc_progress = false;
 char	   *pgkm_guc_gpu_plugin = NULL;
 
 /*
- * Define the pg_kmeans.* settings. Why these levels: threads and verbose are
+ * Define the pg_kmeans.* settings. Why these levels: threads and progress are
  * a session's own business (USERSET); the memory budgets protect the server
  * from one user's query and the plugin path names a shared library to load,
  * so only a superuser may change those (SUSET). Nothing touches CUDA here:
@@ -39,9 +39,10 @@ _PG_init(void)
 							"GPU memory one k-means run may use (0 = what the device allows).",
 							NULL, &pgkm_guc_gpu_memory_limit_kb, 0, 0, INT_MAX,
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
-	DefineCustomBoolVariable("pg_kmeans.verbose",
+	/* Not "verbose": VERBOSE is a keyword, so SET pg_kmeans.verbose would not parse. */
+	DefineCustomBoolVariable("pg_kmeans.progress",
 							 "Report progress of every iteration as INFO messages.",
-							 NULL, &pgkm_guc_verbose, false,
+							 NULL, &pgkm_guc_progress, false,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("pg_kmeans.gpu_plugin",
 							   "Path of the CUDA engine plugin (empty = $libdir/pg_kmeans_cuda.so).",

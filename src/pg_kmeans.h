@@ -42,7 +42,7 @@ extern "C"
 extern int	pgkm_guc_threads;
 extern int	pgkm_guc_memory_limit_kb;	/* 0 = no limit */
 extern int	pgkm_guc_gpu_memory_limit_kb;	/* 0 = device limit */
-extern bool pgkm_guc_verbose;
+extern bool pgkm_guc_progress;
 extern char *pgkm_guc_gpu_plugin;	/* "" = $libdir/pg_kmeans_cuda.so */
 
 /* ---- arguments (args.cpp) ---- */

@@ -6,6 +6,8 @@
 #include "pg_kmeans.h"
 #include "errors.h"
 
+#include <cmath>
+
 /* Lives in the run's memory context; the reset callback frees the run. */
 typedef struct RunHolder
 {
@@ -105,24 +107,39 @@ require_gpu(void)
 		report_engine_error(PGKM_ERR_GPU_UNAVAILABLE, info);
 }
 
-/* Is per-iteration progress wanted? (verbose GUC, or client_min_messages <= INFO) */
+/* Is per-iteration progress wanted? (pg_kmeans.progress, or client_min_messages <= INFO) */
 static bool
 progress_wanted(void)
 {
-	return pgkm_guc_verbose || client_min_messages <= INFO;
+	return pgkm_guc_progress || client_min_messages <= INFO;
 }
 
 /*
  * One progress line per step. The elapsed time goes in the DETAIL so that
- * tests can pin the message with VERBOSITY terse.
+ * tests can pin the message with VERBOSITY terse. The engine's steps are:
+ * init (iteration 0; random init has no inertia yet), Lloyd iterations, and
+ * a final assignment that repeats the last iteration number.
  */
 static void
-report_progress(const pgkm_progress *p, int n_init)
+report_progress(const pgkm_progress *p, int n_init, int *last_run, int *last_iter)
 {
-	if (p->iteration == 0)
+	bool		final = (p->iteration > 0 && p->run == *last_run && p->iteration == *last_iter);
+
+	*last_run = p->run;
+	*last_iter = p->iteration;
+	if (p->iteration == 0 && std::isnan(p->inertia))
+		ereport(INFO,
+				(errmsg("pg_kmeans run %d/%d init", p->run + 1, n_init),
+				 errdetail("elapsed %.3f s", p->elapsed_s)));
+	else if (p->iteration == 0)
 		ereport(INFO,
 				(errmsg("pg_kmeans run %d/%d init: inertia %.6g",
 						p->run + 1, n_init, p->inertia),
+				 errdetail("elapsed %.3f s", p->elapsed_s)));
+	else if (final)
+		ereport(INFO,
+				(errmsg("pg_kmeans run %d/%d finished after %d iterations: inertia %.6g",
+						p->run + 1, n_init, p->iteration, p->inertia),
 				 errdetail("elapsed %.3f s", p->elapsed_s)));
 	else
 		ereport(INFO,
@@ -149,6 +166,8 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 	char		err[PGKM_ERRBUF];
 	int			rc = PGKM_OK;
 	bool		guarded;
+	int			last_run = -1,
+				last_iter = -1;
 
 	if (args->device == PGKM_DEVICE_GPU)
 		require_gpu();
@@ -210,7 +229,7 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 		if (rc != PGKM_OK && rc != PGKM_DONE)
 			report_engine_error(rc, err);
 		if (rc == PGKM_OK && progress_wanted())
-			report_progress(&p, args->n_init);
+			report_progress(&p, args->n_init, &last_run, &last_iter);
 		if (rc == PGKM_DONE)
 			break;
 		CHECK_FOR_INTERRUPTS();

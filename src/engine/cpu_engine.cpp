@@ -29,25 +29,40 @@ namespace pgkm
 {
 
 /*
- * Crossover between the direct loops and sgemm, measured on this box
- * (2 cores, x86-64-v2 build, OpenBLAS 0.3.21 pthread, n = 200k, k = 64,
- * single thread, seconds per assignment pass): see bench notes in the report;
- * GEMM wins from d = 16 on.
+ * Crossover between the direct kernel and sgemm, measured on this box (Xeon
+ * with AVX-512, 2 cores, OpenBLAS 0.3.21, n = 300k, one thread, seconds per
+ * assignment pass, direct / GEMM):
+ *   k = 64: d = 4 0.051/0.061, d = 8 0.064/0.063, d = 12 0.057/0.058,
+ *           d = 16 0.072/0.054, d = 24 0.094/0.068, d = 32 0.114/0.077
+ *   k = 8:  d = 8 0.016/0.014, d = 16 0.024/0.016, d = 32 0.044/0.031
+ * so GEMM from d = 8 on (a tie at d = 8, k = 64), direct below.
  */
-static constexpr int32_t GEMM_MIN_D = 16;
+static std::atomic<int32_t> gemm_min_d {8};
 
 bool
 use_gemm(int32_t d, int32_t k)
 {
-	return d >= GEMM_MIN_D && k >= 4;
+	return d >= gemm_min_d.load(std::memory_order_relaxed) && k >= 4;
 }
 
-/* ~2-4 Mflop per chunk (well under a millisecond), rows a multiple of 64. */
+/* Tuning and test hook (not in the public header): move the crossover; returns the old one. */
+extern "C" int32_t
+pgkm_internal_set_gemm_min_d(int32_t d)
+{
+	return gemm_min_d.exchange(d);
+}
+
+/*
+ * Rows per assignment chunk: the chunk's rows x k float products stay within
+ * ~64 KiB (L2-resident between sgemm and the argmin); at least 64 rows. The
+ * size depends on the shape only, never on the thread count.
+ */
 int64_t
 assign_chunk_rows(int32_t d, int32_t k)
 {
-	int64_t		rows = (int64_t) (4.0e6 / ((double) d * (double) k + 1.0));
-	rows = std::max<int64_t>(64, std::min<int64_t>(4096, rows));
+	(void) d;
+	int64_t		rows = 16384 / std::max<int32_t>(k, 1);
+	rows = std::max<int64_t>(64, std::min<int64_t>(2048, rows));
 	return (rows + 63) / 64 * 64;
 }
 
@@ -91,6 +106,64 @@ sqdist_exact(const float *x, const double *c, int32_t d)
 	return s;
 }
 
+/* Centroid block and row block of the direct kernel (accumulators in registers). */
+static constexpr int32_t DIRECT_CB = 16;
+static constexpr int32_t DIRECT_RB = 4;
+/* Coordinate of the padding centroids: their float distance overflows to +inf. */
+static constexpr float PAD_COORD = 1e30f;
+
+/*
+ * Direct argmin for small d: 4 rows x 16 centroids per block, summing
+ * (x - c)^2 over features in order (so each distance is the same float
+ * whatever the vector width). Centroids are transposed (d x kp, kp a multiple
+ * of 16, padded). Compiled for AVX2 and a baseline, picked at load time.
+ */
+__attribute__((target_clones("avx2", "default"))) static void
+direct_argmin(const float *x, int64_t rows, int32_t d, const float *ct, int32_t kp,
+			  int32_t *out)
+{
+	for (int64_t i = 0; i < rows; i += DIRECT_RB)
+	{
+		const int64_t nr = std::min<int64_t>(DIRECT_RB, rows - i);
+		const float *xr[DIRECT_RB];
+		for (int r = 0; r < DIRECT_RB; r++)
+			xr[r] = x + (i + std::min<int64_t>(r, nr - 1)) * d;
+		float		best[DIRECT_RB];
+		int32_t		bi[DIRECT_RB];
+		for (int r = 0; r < DIRECT_RB; r++)
+		{
+			best[r] = std::numeric_limits<float>::infinity();
+			bi[r] = 0;
+		}
+		for (int32_t c0 = 0; c0 < kp; c0 += DIRECT_CB)
+		{
+			float		acc[DIRECT_RB][DIRECT_CB] = {};
+			for (int32_t j = 0; j < d; j++)
+			{
+				const float *cr = ct + (size_t) j * kp + c0;
+				for (int r = 0; r < DIRECT_RB; r++)
+				{
+					const float xv = xr[r][j];
+					for (int c = 0; c < DIRECT_CB; c++)
+					{
+						float		t = xv - cr[c];
+						acc[r][c] += t * t;
+					}
+				}
+			}
+			for (int r = 0; r < DIRECT_RB; r++)
+				for (int c = 0; c < DIRECT_CB; c++)
+					if (acc[r][c] < best[r])
+					{
+						best[r] = acc[r][c];
+						bi[r] = c0 + c;
+					}
+		}
+		for (int64_t r = 0; r < nr; r++)
+			out[i + r] = bi[r];
+	}
+}
+
 class CpuBackend : public Backend
 {
 public:
@@ -107,7 +180,8 @@ public:
 		cent_.assign((size_t) k * d, 0.0);
 		sums_.assign((size_t) k * d, 0.0);
 		centf_.assign((size_t) k * d, 0.0f);
-		centT_.assign((size_t) k * d, 0.0f);
+		kpad_ = (k + DIRECT_CB - 1) / DIRECT_CB * DIRECT_CB;
+		centT_.assign((size_t) kpad_ * d, PAD_COORD);
 		cnorm_.assign(k, 0.0f);
 		worker_sizes_.assign((size_t) pool->size() * k, 0);
 		worker_moved_.assign(pool->size(), 0);
@@ -143,14 +217,16 @@ private:
 	std::vector<double> cent_;		/* current centroids, fp64 */
 	std::vector<double> sums_;		/* centroid sums, fp64 */
 	std::vector<float> centf_;		/* GEMM: centred float centroids, k x d */
-	std::vector<float> centT_;		/* direct: float centroids transposed, d x k */
+	std::vector<float> centT_;		/* direct: float centroids transposed, d x kpad_ */
+	int32_t		kpad_ = 0;		/* kmax_ rounded up to DIRECT_CB */
 	std::vector<float> cnorm_;		/* GEMM: ||centred c||^2 */
 	std::vector<int64_t> worker_sizes_;
 	std::vector<int64_t> worker_moved_;
 	struct Scratch
 	{
 		std::vector<float> a;	/* chunk rows, centred (GEMM) */
-		std::vector<float> dots;	/* chunk x k products or k distances */
+		std::vector<float> dots;	/* chunk x k products (GEMM) */
+		std::vector<int32_t> idx;	/* chunk argmins (direct) */
 	};
 	std::vector<Scratch> scratch_;
 };
@@ -173,10 +249,13 @@ CpuBackend::set_centroids(const double *centroids, int32_t k)
 			float		vc = (float) (v - mean_[j]);
 			centf_[(size_t) c * d + j] = vc;
 			norm += vc * vc;
-			centT_[(size_t) j * k + c] = (float) v;
+			centT_[(size_t) j * kpad_ + c] = (float) v;
 		}
 		cnorm_[c] = norm;
 	}
+	for (int32_t c = k; c < kpad_; c++)	/* k may shrink: re-pad the tail */
+		for (int32_t j = 0; j < d; j++)
+			centT_[(size_t) j * kpad_ + c] = PAD_COORD;
 }
 
 /*
@@ -236,32 +315,13 @@ CpuBackend::assign_chunk(int64_t r0, int64_t r1, int worker, int32_t *labels, do
 	}
 	else
 	{
-		s.dots.resize(k);
-		float	   *dist = s.dots.data();
-		const float *ct = centT_.data();
-		for (int64_t i = r0; i < r1; i++)
+		s.idx.resize(rows);
+		direct_argmin(x_ + r0 * d, rows, d, centT_.data(), kpad_, s.idx.data());
+		for (int64_t r = 0; r < rows; r++)
 		{
-			const float *xi = x_ + i * d;
-			std::fill(dist, dist + k, 0.0f);
-			for (int32_t j = 0; j < d; j++)
-			{
-				const float xj = xi[j];
-				const float *row = ct + (size_t) j * k;
-				for (int32_t c = 0; c < k; c++)
-				{
-					float		t = xj - row[c];
-					dist[c] += t * t;
-				}
-			}
-			float		best = dist[0];
-			int32_t		bi = 0;
-			for (int32_t c = 1; c < k; c++)
-				if (dist[c] < best)
-				{
-					best = dist[c];
-					bi = c;
-				}
-			double		e = sqdist_exact(xi, cent_.data() + (size_t) bi * d, d);
+			const int64_t i = r0 + r;
+			const int32_t bi = s.idx[r];
+			double		e = sqdist_exact(x_ + i * d, cent_.data() + (size_t) bi * d, d);
 			part += e;
 			if (dist2)
 				dist2[i] = e;

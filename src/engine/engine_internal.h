@@ -168,4 +168,10 @@ void		copy_message(char *dst, size_t len, const std::string &msg);
 
 }							/* namespace pgkm */
 
+/*
+ * Tuning and test hook, deliberately not in pgkm_engine.h: the smallest d that
+ * uses the GEMM form (default 8). Returns the previous value. Process-wide.
+ */
+extern "C" int32_t pgkm_internal_set_gemm_min_d(int32_t d);
+
 #endif							/* PGKM_ENGINE_INTERNAL_H */
