@@ -325,11 +325,18 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 		else
 		{
 			r->resident = false;
-			int64_t		left = r->budget - (int64_t) fixed - (4LL << 20);
-			int64_t		rows = left / (2LL * d * 4 + per_row_out);
-			if (r->tile_rows > 0)
+			/* two chunk buffers, the chunk's dist2 and (GEMM) a tile as large as the chunk at most */
+			int64_t		tile_fixed = (int64_t) r->tile_rows * k * 4;
+			int64_t		left = r->budget - ((int64_t) fixed - tile_fixed) - (4LL << 20);
+			int64_t		per_row = 2LL * d * 4 + per_row_out + (r->tile_rows > 0 ? 4LL * k : 0);
+			int64_t		rows = left > 0 ? left / per_row : 0;
+			if (r->tile_rows > 0 && rows > 0)
+			{
+				r->tile_rows = std::min(r->tile_rows, rows);
+				rows = (left - r->tile_rows * 4LL * k) / (2LL * d * 4 + per_row_out);
 				rows = rows / r->tile_rows * r->tile_rows;
-			if (rows < 1 || (r->tile_rows > 0 && rows < r->tile_rows))
+			}
+			if (rows < 1)
 			{
 				char		buf[256];
 				snprintf(buf, sizeof(buf), "GPU memory budget of %lld bytes is too small for n=%lld, d=%d, k=%d",
@@ -654,6 +661,13 @@ static const pgkm_cuda_api the_api = {
 	api_assign,
 	api_destroy,
 };
+
+/* Not part of the ABI: launches + copies of the last pass, for benchmarks. */
+extern "C" __attribute__((visibility("default"))) int
+pgkm_cuda_debug_launches(void *h)
+{
+	return h ? static_cast<Run *>(h)->launches : -1;
+}
 
 extern "C" __attribute__((visibility("default"))) const pgkm_cuda_api *
 pgkm_cuda_get_api(void)

@@ -1,0 +1,464 @@
+/*
+ * gpu_engine_tests.cpp: the CUDA plugin against the CPU engine and an fp64
+ * brute-force reference, on a machine with a GPU.
+ *
+ * The plugin is loaded with dlopen exactly as the engine loads it (path from
+ * PGKM_CUDA_PLUGIN). Engine-level tests drive pgkm_run with device CPU and
+ * device GPU from the same initial centroids; plugin-level tests call the ABI
+ * directly for determinism, streaming, interrupts, out-of-memory and
+ * "every output written" (outputs are filled with a sentinel first).
+ */
+#include "pgkm_cuda_api.h"
+#include "pgkm_engine.h"
+
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+static const char *
+plugin_path()
+{
+	const char *p = getenv("PGKM_CUDA_PLUGIN");
+	return p ? p : PGKM_CUDA_PLUGIN_DEFAULT;
+}
+
+static const pgkm_cuda_api *
+api()
+{
+	static const pgkm_cuda_api *a = [] {
+		void	   *h = dlopen(plugin_path(), RTLD_NOW | RTLD_LOCAL);
+		if (!h)
+			return (const pgkm_cuda_api *) nullptr;
+		auto		get = (const pgkm_cuda_api * (*) (void)) dlsym(h, PGKM_CUDA_ENTRY_SYMBOL);
+		return get ? get() : nullptr;
+	}();
+	return a;
+}
+
+/* Gaussian blobs around k random centres; seeded. */
+static std::vector<float>
+blobs(int64_t n, int d, int k, uint64_t seed, float spread = 1.0f, float offset = 0.0f)
+{
+	std::mt19937_64 g(seed);
+	std::uniform_real_distribution<float> u(-10.0f, 10.0f);
+	std::normal_distribution<float> nd(0.0f, spread);
+	std::vector<float> c((size_t) k * d), x((size_t) n * d);
+	for (auto &v : c)
+		v = u(g);
+	for (int64_t i = 0; i < n; i++)
+	{
+		int			b = (int) (g() % k);
+		for (int j = 0; j < d; j++)
+			x[(size_t) i * d + j] = offset + c[(size_t) b * d + j] + nd(g);
+	}
+	return x;
+}
+
+static std::vector<double>
+first_rows_init(const std::vector<float> &x, int64_t n, int d, int k, uint64_t seed)
+{
+	std::mt19937_64 g(seed);
+	std::vector<double> c((size_t) k * d);
+	for (int i = 0; i < k; i++)
+	{
+		int64_t		r = (int64_t) (g() % n);
+		for (int j = 0; j < d; j++)
+			c[(size_t) i * d + j] = x[(size_t) r * d + j];
+	}
+	return c;
+}
+
+struct EngineResult
+{
+	std::vector<int32_t> labels;
+	std::vector<double> centroids, distances;
+	std::vector<int64_t> sizes;
+	double		inertia = 0;
+	int			iterations = 0;
+	std::string device;
+};
+
+static EngineResult
+run_engine(const std::vector<float> &x, int64_t n, int d, int k, const std::vector<double> &init,
+		   int device, int max_iter, int64_t mem_limit = 0)
+{
+	pgkm_options o;
+	pgkm_options_default(&o);
+	o.k = k;
+	o.max_iter = max_iter;
+	o.tol = 0;
+	o.init = PGKM_INIT_GIVEN;
+	o.initial_centroids = init.data();
+	o.n_init = 1;
+	o.device = device;
+	o.gpu_plugin_path = plugin_path();
+	o.gpu_memory_limit = mem_limit;
+	o.deterministic = 1;
+	char		err[512] = "";
+	pgkm_run   *run = nullptr;
+	EngineResult out;
+	int			rc = pgkm_run_create(x.data(), n, d, &o, nullptr, nullptr, &run, err, sizeof(err));
+	EXPECT_EQ(rc, PGKM_OK) << err;
+	if (rc != PGKM_OK)
+		return out;
+	pgkm_progress pr;
+	while ((rc = pgkm_run_step(run, &pr, err, sizeof(err))) == PGKM_OK)
+		;
+	EXPECT_EQ(rc, PGKM_DONE) << err;
+	pgkm_result res;
+	EXPECT_EQ(pgkm_run_result(run, &res), 0);
+	out.labels.assign(res.labels, res.labels + n);
+	out.centroids.assign(res.centroids, res.centroids + (size_t) res.k * d);
+	out.distances.assign(res.distances, res.distances + n);
+	out.sizes.assign(res.sizes, res.sizes + res.k);
+	out.inertia = res.inertia;
+	out.iterations = res.iterations;
+	out.device = res.device;
+	pgkm_run_free(run);
+	return out;
+}
+
+static double
+sq(const float *x, const double *c, int d)
+{
+	double		s = 0;
+	for (int j = 0; j < d; j++)
+		s += ((double) x[j] - c[j]) * ((double) x[j] - c[j]);
+	return s;
+}
+
+/* GPU vs CPU engine from the same initial centroids, several paths. */
+struct Shape
+{
+	int64_t		n;
+	int			d, k;
+	float		offset;
+};
+class GpuVsCpu : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(GpuVsCpu, SameLabelsAndInertia)
+{
+	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
+	Shape		s = GetParam();
+	auto		x = blobs(s.n, s.d, s.k, 1000 + s.d * 7 + s.k, 1.5f, s.offset);
+	auto		init = first_rows_init(x, s.n, s.d, s.k, 5);
+	EngineResult cpu = run_engine(x, s.n, s.d, s.k, init, PGKM_DEVICE_CPU, 15);
+	EngineResult gpu = run_engine(x, s.n, s.d, s.k, init, PGKM_DEVICE_GPU, 15);
+	ASSERT_EQ(gpu.device, "gpu");
+	ASSERT_EQ(cpu.labels.size(), gpu.labels.size());
+	ASSERT_EQ(cpu.centroids.size(), gpu.centroids.size());
+	int64_t		diff = 0, not_near_tie = 0;
+	for (int64_t i = 0; i < s.n; i++)
+		if (cpu.labels[i] != gpu.labels[i])
+		{
+			diff++;
+			/* near-tie: both centroids (GPU result) equally close to 1e-5 relative */
+			const float *xi = x.data() + (size_t) i * s.d;
+			double		a = sq(xi, gpu.centroids.data() + (size_t) cpu.labels[i] * s.d, s.d);
+			double		b = sq(xi, gpu.centroids.data() + (size_t) gpu.labels[i] * s.d, s.d);
+			if (std::fabs(a - b) > 1e-5 * std::max(a, b) + 1e-9)
+				not_near_tie++;
+		}
+	EXPECT_EQ(not_near_tie, 0) << diff << " labels differ";
+	EXPECT_LE(diff, s.n / 10000 + 1);
+	EXPECT_NEAR(gpu.inertia, cpu.inertia, 1e-5 * cpu.inertia);
+	EXPECT_EQ(gpu.iterations, cpu.iterations);
+	double		cmax = 0;
+	for (size_t i = 0; i < cpu.centroids.size(); i++)
+		cmax = std::max(cmax, std::fabs(cpu.centroids[i] - gpu.centroids[i]) / (1.0 + std::fabs(cpu.centroids[i])));
+	if (diff == 0)
+		EXPECT_LT(cmax, 1e-9);
+	double		dsum = 0;
+	for (int64_t i = 0; i < s.n; i++)
+		dsum += gpu.distances[i] * gpu.distances[i];
+	EXPECT_NEAR(dsum, gpu.inertia, 1e-9 * gpu.inertia);
+	/* streamed through a tiny budget: same answer */
+	EngineResult st = run_engine(x, s.n, s.d, s.k, init, PGKM_DEVICE_GPU, 15, 3 << 20);
+	EXPECT_EQ(st.labels, gpu.labels);
+	EXPECT_EQ(st.centroids, gpu.centroids);
+	EXPECT_NEAR(st.inertia, gpu.inertia, 1e-12 * gpu.inertia);
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, GpuVsCpu, ::testing::Values(
+	Shape {200000, 2, 8, 0.0f},		/* direct, private smem sums */
+	Shape {100000, 3, 100, 0.0f},	/* direct, padded d */
+	Shape {100000, 9, 1000, 0.0f},	/* direct, centroid tiles, global sums */
+	Shape {120000, 16, 64, 500.0f},	/* dot form, offset data (centring) */
+	Shape {50000, 32, 300, 0.0f},	/* dot form, k tiles */
+	Shape {60000, 40, 20, 0.0f},	/* GEMM */
+	Shape {30000, 200, 128, 1000.0f},	/* GEMM, offset data */
+	Shape {20000, 768, 8, 0.0f}));	/* GEMM, large d */
+
+/* One iteration of the plugin against an fp64 brute-force Lloyd step. */
+TEST(GpuPlugin, OneIterationMatchesFp64Reference)
+{
+	ASSERT_NE(api(), nullptr);
+	const int64_t n = 50000;
+	const int	d = 24, k = 40;
+	auto		x = blobs(n, d, k, 77);
+	auto		c0 = first_rows_init(x, n, d, k, 9);
+	pgkm_cuda_config cfg {};
+	cfg.deterministic = 1;
+	cfg.device_ordinal = -1;
+	void	   *h = nullptr;
+	char		err[512];
+	ASSERT_EQ(api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err)), 0) << err;
+	ASSERT_EQ(api()->set_centroids(h, c0.data(), err, sizeof(err)), 0) << err;
+	std::vector<double> c1((size_t) k * d, -777.0);
+	std::vector<int64_t> sz(k, -1);
+	pgkm_cuda_iter it;
+	ASSERT_EQ(api()->iterate(h, &it, c1.data(), sz.data(), err, sizeof(err)), 0) << err;
+	/* reference */
+	std::vector<double> sums((size_t) k * d, 0.0);
+	std::vector<int64_t> cnt(k, 0);
+	double		inertia = 0;
+	for (int64_t i = 0; i < n; i++)
+	{
+		const float *xi = x.data() + (size_t) i * d;
+		int			b = 0;
+		double		bd = INFINITY;
+		for (int c = 0; c < k; c++)
+		{
+			double		v = sq(xi, c0.data() + (size_t) c * d, d);
+			if (v < bd)
+			{
+				bd = v;
+				b = c;
+			}
+		}
+		inertia += bd;
+		cnt[b]++;
+		for (int j = 0; j < d; j++)
+			sums[(size_t) b * d + j] += xi[j];
+	}
+	EXPECT_EQ(it.moved, n);
+	EXPECT_NEAR(it.inertia, inertia, 1e-9 * inertia);
+	double		shift = 0;
+	int			empty = 0;
+	for (int c = 0; c < k; c++)
+	{
+		EXPECT_EQ(sz[c], cnt[c]) << "cluster " << c;
+		if (cnt[c] == 0)
+			empty++;
+		for (int j = 0; j < d; j++)
+		{
+			double		ref = cnt[c] ? sums[(size_t) c * d + j] / cnt[c] : c0[(size_t) c * d + j];
+			EXPECT_NEAR(c1[(size_t) c * d + j], ref, 1e-10 * (1 + std::fabs(ref)));
+			shift += (ref - c0[(size_t) c * d + j]) * (ref - c0[(size_t) c * d + j]);
+		}
+	}
+	EXPECT_EQ(it.empty, empty);
+	EXPECT_NEAR(it.shift, shift, 1e-8 * shift);
+	/* assign(): every output written */
+	std::vector<int32_t> lab(n, -12345);
+	std::vector<double> d2(n, -1.0);
+	std::vector<int64_t> s2(k, -1);
+	double		in2 = -1;
+	ASSERT_EQ(api()->assign(h, lab.data(), d2.data(), s2.data(), &in2, err, sizeof(err)), 0) << err;
+	double		tot = 0;
+	for (int64_t i = 0; i < n; i++)
+	{
+		ASSERT_GE(lab[i], 0);
+		ASSERT_LT(lab[i], k);
+		ASSERT_GE(d2[i], 0.0);
+		EXPECT_NEAR(d2[i], sq(x.data() + (size_t) i * d, c1.data() + (size_t) lab[i] * d, d), 1e-9 * (1 + d2[i]));
+		tot += d2[i];
+	}
+	int64_t		ssum = 0;
+	for (int c = 0; c < k; c++)
+		ssum += s2[c];
+	EXPECT_EQ(ssum, n);
+	EXPECT_NEAR(in2, tot, 1e-9 * tot);
+	api()->destroy(h);
+}
+
+/* Runs init + 8 iterations through the ABI; returns centroids and inertia. */
+static std::vector<double>
+plugin_run(const std::vector<float> &x, int64_t n, int d, int k, int det, int64_t limit, double *inertia,
+		   int32_t *found = nullptr)
+{
+	pgkm_cuda_config cfg {};
+	cfg.deterministic = det;
+	cfg.device_ordinal = -1;
+	cfg.memory_limit = limit;
+	void	   *h = nullptr;
+	char		err[512];
+	std::vector<double> c((size_t) k * d, -1.0);
+	EXPECT_EQ(api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err)), 0) << err;
+	if (!h)
+		return c;
+	int32_t		kf = -1;
+	EXPECT_EQ(api()->init_kmeanspp(h, 42, c.data(), &kf, err, sizeof(err)), 0) << err;
+	if (found)
+		*found = kf;
+	std::vector<int64_t> sz(k);
+	pgkm_cuda_iter it {};
+	for (int i = 0; i < 8; i++)
+		EXPECT_EQ(api()->iterate(h, &it, c.data(), sz.data(), err, sizeof(err)), 0) << err;
+	*inertia = it.inertia;
+	api()->destroy(h);
+	return c;
+}
+
+TEST(GpuPlugin, DeterministicModeIsBitIdentical)
+{
+	ASSERT_NE(api(), nullptr);
+	const int64_t n = 300000;
+	for (int d : {2, 16, 100})
+	{
+		const int	k = 50;
+		auto		x = blobs(n, d, k, 3 + d);
+		double		i1, i2;
+		auto		a = plugin_run(x, n, d, k, 1, 0, &i1);
+		auto		b = plugin_run(x, n, d, k, 1, 0, &i2);
+		EXPECT_EQ(a, b) << "d=" << d;
+		EXPECT_EQ(i1, i2) << "d=" << d;
+		/* fast (atomic fp64) mode: same clustering up to rounding */
+		double		i3;
+		auto		f = plugin_run(x, n, d, k, 0, 0, &i3);
+		EXPECT_NEAR(i3, i1, 1e-6 * i1) << "d=" << d;
+	}
+}
+
+TEST(GpuPlugin, StreamingMatchesResident)
+{
+	ASSERT_NE(api(), nullptr);
+	const int64_t n = 400000;
+	for (int d : {5, 24, 64})
+	{
+		const int	k = 30;
+		auto		x = blobs(n, d, k, 11 + d);
+		double		i1, i2;
+		auto		a = plugin_run(x, n, d, k, 1, 0, &i1);
+		auto		b = plugin_run(x, n, d, k, 1, 2 << 20, &i2);	/* 2 MB: many chunks */
+		EXPECT_EQ(a, b) << "d=" << d;
+		EXPECT_NEAR(i1, i2, 1e-12 * i1) << "d=" << d;
+	}
+}
+
+TEST(GpuPlugin, KmeansppFindsFewerDistinctPoints)
+{
+	ASSERT_NE(api(), nullptr);
+	const int64_t n = 10000;
+	const int	d = 3, k = 8;
+	std::vector<float> x((size_t) n * d);
+	for (int64_t i = 0; i < n; i++)
+		for (int j = 0; j < d; j++)
+			x[(size_t) i * d + j] = (float) ((i % 5) * 10 + j);
+	pgkm_cuda_config cfg {};
+	cfg.deterministic = 1;
+	cfg.device_ordinal = -1;
+	void	   *h = nullptr;
+	char		err[512];
+	ASSERT_EQ(api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err)), 0) << err;
+	std::vector<double> c((size_t) k * d, -1.0);
+	int32_t		kf = -1;
+	ASSERT_EQ(api()->init_kmeanspp(h, 7, c.data(), &kf, err, sizeof(err)), 0) << err;
+	EXPECT_EQ(kf, 5);
+	std::vector<int> seen(5, 0);
+	for (int c0 = 0; c0 < kf; c0++)
+	{
+		int			v = (int) c[(size_t) c0 * d] / 10;
+		ASSERT_GE(v, 0);
+		ASSERT_LT(v, 5);
+		seen[v]++;
+		for (int j = 0; j < d; j++)
+			EXPECT_EQ(c[(size_t) c0 * d + j], v * 10 + j);
+	}
+	for (int v = 0; v < 5; v++)
+		EXPECT_EQ(seen[v], 1);
+	for (double v : c)
+		EXPECT_GE(v, 0.0);		/* all k rows written */
+	api()->destroy(h);
+}
+
+TEST(GpuPlugin, KmeansppSeededAndSpread)
+{
+	ASSERT_NE(api(), nullptr);
+	const int64_t n = 500000;	/* > sample size: sampled variant */
+	const int	d = 8, k = 16;
+	auto		x = blobs(n, d, k, 5, 0.2f);
+	int32_t		f1, f2;
+	double		i1, i2;
+	auto		a = plugin_run(x, n, d, k, 1, 0, &i1, &f1);
+	auto		b = plugin_run(x, n, d, k, 1, 0, &i2, &f2);
+	EXPECT_EQ(f1, k);
+	EXPECT_EQ(a, b);
+	/* well-separated blobs: k-means++ + 8 iterations reaches ~n*d*spread^2 */
+	EXPECT_LT(i1, 1.5 * n * d * 0.04);
+}
+
+static int interrupt_after(void *ctx)
+{
+	int		   *left = (int *) ctx;
+	return --(*left) < 0;
+}
+
+TEST(GpuPlugin, InterruptStopsPromptlyAndFreesMemory)
+{
+	ASSERT_NE(api(), nullptr);
+	const int64_t n = 2000000;
+	const int	d = 8, k = 64;
+	auto		x = blobs(n, d, k, 1);
+	size_t		free0, tot;
+	cudaFree(0);
+	cudaMemGetInfo(&free0, &tot);
+	int			left = 2;
+	pgkm_cuda_config cfg {};
+	cfg.deterministic = 1;
+	cfg.device_ordinal = -1;
+	cfg.memory_limit = 8 << 20;	/* streamed: several chunks per pass */
+	cfg.interrupt = interrupt_after;
+	cfg.interrupt_ctx = &left;
+	void	   *h = nullptr;
+	char		err[512] = "";
+	int			rc = api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err));
+	if (rc == 0)
+	{
+		std::vector<double> c = first_rows_init(x, n, d, k, 1);
+		ASSERT_EQ(api()->set_centroids(h, c.data(), err, sizeof(err)), 0);
+		std::vector<int64_t> sz(k);
+		pgkm_cuda_iter it;
+		rc = api()->iterate(h, &it, c.data(), sz.data(), err, sizeof(err));
+	}
+	EXPECT_EQ(rc, PGKM_INTERRUPTED) << err;
+	api()->destroy(h);
+	size_t		free1;
+	cudaMemGetInfo(&free1, &tot);
+	EXPECT_LE((long long) free0 - (long long) free1, 4LL << 20) << "GPU memory not returned";
+}
+
+TEST(GpuPlugin, OutOfMemoryIsAnError)
+{
+	ASSERT_NE(api(), nullptr);
+	const int64_t n = 100000;
+	const int	d = 64, k = 4096;
+	auto		x = blobs(n, d, 16, 1);
+	pgkm_cuda_config cfg {};
+	cfg.deterministic = 1;
+	cfg.device_ordinal = -1;
+	cfg.memory_limit = 1 << 20;	/* less than the centroid buffers */
+	void	   *h = nullptr;
+	char		err[512] = "";
+	EXPECT_EQ(api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err)), PGKM_ERR_NOMEM);
+	EXPECT_EQ(h, nullptr);
+	EXPECT_NE(std::string(err).find("budget"), std::string::npos) << err;
+	/* and the device still works afterwards */
+	cfg.memory_limit = 0;
+	ASSERT_EQ(api()->create(x.data(), n, d, 16, &cfg, &h, err, sizeof(err)), 0) << err;
+	api()->destroy(h);
+}
+
+TEST(GpuPlugin, ProbeDescribesDevice)
+{
+	ASSERT_NE(api(), nullptr);
+	char		info[256] = "";
+	ASSERT_EQ(api()->probe(info, sizeof(info)), 0) << info;
+	EXPECT_NE(std::string(info).find("GiB"), std::string::npos) << info;
+}
