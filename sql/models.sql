@@ -7,7 +7,7 @@ SELECT extconfig::regclass[] FROM pg_extension WHERE extname = 'pg_kmeans';
 
 -- Fit: returns the stored row.
 SELECT model, owner, relation, columns, k, d, method, options, sizes,
-       round(inertia::numeric, 6) AS inertia, converged, device, n_rows, n_skipped,
+       round(inertia::numeric, 6) AS inertia, converged, device IN ('cpu', 'gpu') AS device_ok, n_rows, n_skipped,
        iterations >= 1 AS iterated, elapsed_s >= 0 AS timed, trained_at <= now() AS dated,
        array_dims(centroids) AS centroid_dims, array_dims(initial_centroids) AS initial_dims
 FROM kmeans_fit('regress_m', 'm_pts', ARRAY['x', 'y'], 2, seed => 5);
