@@ -67,7 +67,7 @@ assign_chunk_rows(int32_t d, int32_t k)
 }
 
 /* Rows per chunk for k-means++ candidate evaluation and data statistics. */
-static constexpr int64_t KPP_CHUNK = 4096;
+static constexpr int64_t KPP_CHUNK = 1024;
 
 /* OpenBLAS must not spawn its own threads under ours: set it to 1, once. */
 static void
@@ -204,6 +204,8 @@ private:
 	void		assign_chunk(int64_t r0, int64_t r1, int worker, int32_t *labels, double *dist2,
 							 int64_t *sizes, double *inertia, int64_t *moved);
 	void		update_centroids(const int64_t *sizes, double *centroids);
+	void		candidate_dists(int64_t r0, int64_t r1, int32_t T, const float *cand,
+								const float *candc, const float *cnorm, int worker, float *out);
 
 	const float *x_;
 	int64_t		n_;
@@ -227,6 +229,7 @@ private:
 		std::vector<float> a;	/* chunk rows, centred (GEMM) */
 		std::vector<float> dots;	/* chunk x k products (GEMM) */
 		std::vector<int32_t> idx;	/* chunk argmins (direct) */
+		std::vector<float> norms;	/* chunk row norms (k-means++ GEMM) */
 	};
 	std::vector<Scratch> scratch_;
 };
@@ -442,6 +445,55 @@ CpuBackend::assign(int32_t *labels, double *dist2, int64_t *sizes, double *inert
 }
 
 /*
+ * Squared distances (float) of rows r0..r1-1 to T candidate rows, into
+ * out[(i - r0) * T + t]. Large d: GEMM form on centred data, and any result
+ * below 1% of ||x||^2 + ||c||^2 (where cancellation could matter, including
+ * identical points, which must give exactly 0) is recomputed directly.
+ */
+void
+CpuBackend::candidate_dists(int64_t r0, int64_t r1, int32_t T, const float *cand,
+							const float *candc, const float *cnorm, int worker, float *out)
+{
+	const int32_t d = d_;
+	const int64_t rows = r1 - r0;
+	if (!use_gemm(d, 4))
+	{
+		for (int64_t r = 0; r < rows; r++)
+			for (int32_t t = 0; t < T; t++)
+				out[r * T + t] = sqdist_f(x_ + (r0 + r) * d, cand + (size_t) t * d, d);
+		return;
+	}
+	Scratch    &s = scratch_[worker];
+	s.a.resize((size_t) rows * d);
+	s.norms.resize(rows);
+	float	   *a = s.a.data();
+	const float *mf = meanf_.data();
+	for (int64_t r = 0; r < rows; r++)
+	{
+		const float *xi = x_ + (r0 + r) * d;
+		float	   *ar = a + r * d;
+		float		nr = 0;
+		for (int32_t j = 0; j < d; j++)
+		{
+			ar[j] = xi[j] - mf[j];
+			nr += ar[j] * ar[j];
+		}
+		s.norms[r] = nr;
+	}
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) rows, T, d, 1.0f, a, d,
+				candc, d, 0.0f, out, T);
+	for (int64_t r = 0; r < rows; r++)
+		for (int32_t t = 0; t < T; t++)
+		{
+			float		scale = s.norms[r] + cnorm[t];
+			float		g = scale - 2.0f * out[r * T + t];
+			if (g < 0.01f * scale)
+				g = sqdist_f(x_ + (r0 + r) * d, cand + (size_t) t * d, d);
+			out[r * T + t] = g;
+		}
+}
+
+/*
  * Greedy k-means++ as scikit-learn does it: first center uniform, then per
  * center 2 + floor(ln k) candidates drawn with probability proportional to
  * D^2, keeping the one that minimises the new potential. Stops early (fewer
@@ -459,21 +511,36 @@ CpuBackend::kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potent
 	std::vector<float> closest(n);
 	std::vector<double> csum(nchunks);
 	std::vector<double> tpart((size_t) nchunks * trials);
-	std::vector<float> cand((size_t) trials * d);
+	/* candidates as rows, centred, and their centred norms */
+	std::vector<float> cand((size_t) trials * d), candc((size_t) trials * d), cnorm(trials);
+	auto		load_candidate = [&](int t, int64_t row) {
+		float		nr = 0;
+		for (int32_t j = 0; j < d; j++)
+		{
+			float		v = x_[row * d + j];
+			cand[(size_t) t * d + j] = v;
+			candc[(size_t) t * d + j] = v - meanf_[j];
+			nr += candc[(size_t) t * d + j] * candc[(size_t) t * d + j];
+		}
+		cnorm[t] = nr;
+	};
+	std::vector<std::vector<float>> wdist(pool_->size());
 
 	auto		set_center = [&](int32_t c, int64_t row) {
 		for (int32_t j = 0; j < d; j++)
 			centroids[(size_t) c * d + j] = (double) x_[row * d + j];
 	};
-	/* closest = min(closest, D^2 to row) (or = when first), chunk sums refreshed */
-	auto		update_closest = [&](int64_t row, bool first) {
-		std::vector<float> cf(x_ + row * d, x_ + row * d + d);
-		pool_->parallel_for(nchunks, [&](int64_t ch, int) {
+	/* closest = min(closest, D^2 to candidate 0) (or = when first); chunk sums refreshed */
+	auto		update_closest = [&](bool first) {
+		pool_->parallel_for(nchunks, [&](int64_t ch, int w) {
 			int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
+			std::vector<float> &dist = wdist[w];
+			dist.resize(r1 - r0);
+			candidate_dists(r0, r1, 1, cand.data(), candc.data(), cnorm.data(), w, dist.data());
 			double		s = 0;
 			for (int64_t i = r0; i < r1; i++)
 			{
-				float		v = sqdist_f(x_ + i * d, cf.data(), d);
+				float		v = dist[i - r0];
 				if (!first)
 					v = std::min(v, closest[i]);
 				closest[i] = v;
@@ -516,40 +583,51 @@ CpuBackend::kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potent
 
 	int64_t		first = rng.below(n);
 	set_center(0, first);
-	double		pot = update_closest(first, true);
+	load_candidate(0, first);
+	double		pot = update_closest(true);
 	int32_t		found = 1;
 	std::vector<int64_t> ids(trials);
-	std::vector<double> cpot(trials);
 	while (found < k && pot > 0)
 	{
 		for (int t = 0; t < trials; t++)
 		{
 			ids[t] = sample(rng.uniform() * pot);
-			std::copy(x_ + ids[t] * d, x_ + ids[t] * d + d, cand.begin() + (size_t) t * d);
+			load_candidate(t, ids[t]);
 		}
-		pool_->parallel_for(nchunks, [&](int64_t ch, int) {
+		pool_->parallel_for(nchunks, [&](int64_t ch, int w) {
 			int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
-			for (int t = 0; t < trials; t++)
+			std::vector<float> &dist = wdist[w];
+			dist.resize((size_t) (r1 - r0) * trials);
+			candidate_dists(r0, r1, trials, cand.data(), candc.data(), cnorm.data(), w, dist.data());
+			double		acc[64];
+			double	   *sum = trials <= 64 ? acc : &tpart[(size_t) ch * trials];
+			std::fill(sum, sum + trials, 0.0);
+			for (int64_t i = r0; i < r1; i++)
 			{
-				const float *ct = cand.data() + (size_t) t * d;
-				double		s = 0;
-				for (int64_t i = r0; i < r1; i++)
-					s += std::min(closest[i], sqdist_f(x_ + i * d, ct, d));
-				tpart[(size_t) ch * trials + t] = s;
+				const float ci = closest[i];
+				const float *dr = dist.data() + (i - r0) * trials;
+				for (int t = 0; t < trials; t++)
+					sum[t] += std::min(ci, dr[t]);
 			}
+			if (sum == acc)
+				std::copy(acc, acc + trials, &tpart[(size_t) ch * trials]);
 		});
 		int			best = 0;
+		double		best_pot = 0;
 		for (int t = 0; t < trials; t++)
 		{
 			double		s = 0;
 			for (int64_t ch = 0; ch < nchunks; ch++)
 				s += tpart[(size_t) ch * trials + t];
-			cpot[t] = s;
-			if (s < cpot[best])
+			if (t == 0 || s < best_pot)
+			{
 				best = t;
+				best_pot = s;
+			}
 		}
 		set_center(found, ids[best]);
-		pot = update_closest(ids[best], false);
+		load_candidate(0, ids[best]);
+		pot = update_closest(false);
 		found++;
 	}
 	set_centroids(centroids, found);
