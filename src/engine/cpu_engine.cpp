@@ -249,7 +249,7 @@ CpuBackend::set_centroids(const double *centroids, int32_t k)
 		for (int32_t j = 0; j < d; j++)
 		{
 			double		v = centroids[(size_t) c * d + j];
-			float		vc = (float) (v - mean_[j]);
+			float		vc = (float) (v - (double) meanf_[j]);	/* the same shift as the rows */
 			centf_[(size_t) c * d + j] = vc;
 			norm += vc * vc;
 			centT_[(size_t) j * kpad_ + c] = (float) v;

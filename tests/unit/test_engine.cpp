@@ -732,3 +732,92 @@ TEST(Api, NearestAndEstimate)
 	EXPECT_EQ(def.device, PGKM_DEVICE_AUTO);
 	EXPECT_EQ(def.deterministic, 1);
 }
+
+/* ---- both distance paths on the same shapes ---- */
+extern "C" int32_t pgkm_internal_set_gemm_min_d(int32_t d);
+
+namespace
+{
+/* Restores the process-wide crossover when a test ends. */
+struct GemmCrossover
+{
+	int32_t		saved;
+	explicit GemmCrossover(int32_t d) : saved(pgkm_internal_set_gemm_min_d(d)) {}
+	~GemmCrossover() { pgkm_internal_set_gemm_min_d(saved); }
+};
+}							/* namespace */
+
+TEST(DistancePaths, DirectAndGemmBothMatchTheReference)
+{
+	for (int d : {2, 16})
+		for (int32_t cross : {1, 1 << 30})	/* 1: always GEMM; huge: always direct */
+		{
+			GemmCrossover g(cross);
+			const int	k = 9;
+			auto		x = blobs(4000, d, k, 300 + d, 1.5);
+			/* a large common offset: cancellation in ||x||^2 - 2 x.c + ||c||^2 without centring */
+			for (auto &v : x)
+				v += 1000.0f;
+			auto		init = pick_rows(x, d, k, 99);
+			pgkm_options o = options(k);
+			o.init = PGKM_INIT_GIVEN;
+			o.initial_centroids = init.data();
+			Result		r = run(x, d, o);
+			ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+			Ref			ref = ref_lloyd(x, d, init, o.max_iter, o.tol);
+			EXPECT_EQ(r.iterations, ref.iterations) << "d " << d << " crossover " << cross;
+			int64_t		mismatched = 0;
+			for (size_t i = 0; i < r.labels.size(); i++)
+				if (r.labels[i] != ref.labels[i])
+				{
+					mismatched++;
+					double		a = d2(&x[i * d], &ref.centers[(size_t) r.labels[i] * d], d);
+					double		b = d2(&x[i * d], &ref.centers[(size_t) ref.labels[i] * d], d);
+					ADD_FAILURE() << "row " << i << " engine " << r.labels[i] << " (" << a << ") ref "
+						<< ref.labels[i] << " (" << b << ")";
+				}
+			EXPECT_EQ(mismatched, 0) << "d " << d << " crossover " << cross;
+			for (size_t i = 0; i < ref.centers.size(); i++)
+				ASSERT_NEAR(r.centroids[i], ref.centers[i], 1e-5);
+			EXPECT_NEAR(r.inertia, ref.inertia, 1e-6 * ref.inertia);
+		}
+}
+
+TEST(DistancePaths, KmeansppFindsExactlyTheDistinctPointsAtLargeD)
+{
+	/* 7 distinct rows of d = 64 around a large offset, each repeated 50 times */
+	const int	d = 64, distinct = 7;
+	auto		base = blobs(distinct, d, distinct, 17, 3.0);
+	std::vector<float> x;
+	for (int rep = 0; rep < 50; rep++)
+		for (int i = 0; i < distinct; i++)
+			for (int j = 0; j < d; j++)
+				x.push_back(base[(size_t) i * d + j] + 500.0f);
+	for (int32_t cross : {1, 1 << 30})
+	{
+		GemmCrossover g(cross);
+		pgkm_options o = options(12);
+		Result		r = run(x, d, o);
+		ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+		EXPECT_EQ(r.k, distinct);
+		EXPECT_EQ(r.inertia, 0.0);
+		for (int c = 0; c < r.k; c++)
+			EXPECT_EQ(r.sizes[c], 50);
+	}
+}
+
+TEST(DistancePaths, KmeansppIsDeterministicAcrossThreadsWithGemm)
+{
+	auto		x = blobs(9000, 40, 10, 8, 2.0);
+	pgkm_options o = options(25);
+	o.seed = 77;
+	o.max_iter = 5;
+	o.n_threads = 1;
+	Result		a = run(x, 40, o);
+	o.n_threads = 3;
+	Result		b = run(x, 40, o);
+	ASSERT_EQ(a.status, PGKM_DONE);
+	EXPECT_EQ(a.init, b.init);
+	EXPECT_EQ(a.centroids, b.centroids);
+	EXPECT_EQ(a.inertia, b.inertia);
+}
