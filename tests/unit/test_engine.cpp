@@ -821,3 +821,147 @@ TEST(DistancePaths, KmeansppIsDeterministicAcrossThreadsWithGemm)
 	EXPECT_EQ(a.centroids, b.centroids);
 	EXPECT_EQ(a.inertia, b.inertia);
 }
+
+/* ---- the GPU driver path, through a CPU stand-in plugin (tests/unit/fake_cuda_plugin) ---- */
+#ifdef PGKM_FAKE_CUDA_PLUGIN
+namespace
+{
+/* Sets an environment switch of the fake plugin for the scope. */
+struct EnvSwitch
+{
+	const char *name;
+	explicit EnvSwitch(const char *n) : name(n) { setenv(n, "1", 1); }
+	~EnvSwitch() { unsetenv(name); }
+};
+
+pgkm_options
+gpu_options(int32_t k, int32_t device = PGKM_DEVICE_GPU)
+{
+	pgkm_options o = options(k);
+	o.device = device;
+	o.gpu_plugin_path = PGKM_FAKE_CUDA_PLUGIN;
+	return o;
+}
+}							/* namespace */
+
+/* Runs first in this group: the loader caches a plugin only once its probe succeeded. */
+TEST(GpuDriver, ProbeAndSetupFailures)
+{
+	std::vector<float> x = {0, 0, 0, 1, 10, 10, 10, 11};
+	{
+		EnvSwitch	fail("PGKM_FAKE_PROBE_FAIL");
+		Result		r = run(x, 2, gpu_options(2, PGKM_DEVICE_AUTO));
+		ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+		EXPECT_EQ(r.device, "cpu");
+		EXPECT_EQ(r.fallback, "no usable GPU: fake: no CUDA device");
+		r = run(x, 2, gpu_options(2));
+		EXPECT_EQ(r.status, PGKM_ERR_GPU_UNAVAILABLE);
+		EXPECT_EQ(r.err, "no usable GPU: fake: no CUDA device");
+		char		info[256];
+		EXPECT_EQ(pgkm_gpu_available(PGKM_FAKE_CUDA_PLUGIN, info, sizeof(info)), 0);
+		EXPECT_STREQ(info, "no usable GPU: fake: no CUDA device");
+	}
+	char		info[256];
+	EXPECT_EQ(pgkm_gpu_available(PGKM_FAKE_CUDA_PLUGIN, info, sizeof(info)), 1);
+	EXPECT_STREQ(info, "Fake GPU (CPU stand-in), 1 GiB");
+	{
+		EnvSwitch	fail("PGKM_FAKE_CREATE_FAIL");
+		Result		r = run(x, 2, gpu_options(2, PGKM_DEVICE_AUTO));
+		ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+		EXPECT_EQ(r.device, "cpu");
+		EXPECT_NE(r.fallback.find("fake: out of device memory"), std::string::npos) << r.fallback;
+		r = run(x, 2, gpu_options(2));
+		EXPECT_EQ(r.status, PGKM_ERR_NOMEM);
+		EXPECT_NE(r.err.find("fake: out of device memory"), std::string::npos) << r.err;
+	}
+	Result		r = run(x, 2, gpu_options(2, PGKM_DEVICE_AUTO));
+	ASSERT_EQ(r.status, PGKM_DONE);
+	EXPECT_EQ(r.device, "gpu");
+	EXPECT_EQ(r.detail, "Fake GPU (CPU stand-in), 1 GiB");
+	EXPECT_EQ(r.fallback, "");
+}
+
+TEST(GpuDriver, SameResultAsCpuFromTheSameInitialCentroids)
+{
+	const int	d = 5, k = 8;
+	auto		x = blobs(3000, d, k, 404, 1.5);
+	auto		init = pick_rows(x, d, k, 5);
+	pgkm_options o = gpu_options(k);
+	o.init = PGKM_INIT_GIVEN;
+	o.initial_centroids = init.data();
+	Result		g = run(x, d, o);
+	o.device = PGKM_DEVICE_CPU;
+	Result		c = run(x, d, o);
+	ASSERT_EQ(g.status, PGKM_DONE) << g.err;
+	ASSERT_EQ(c.status, PGKM_DONE) << c.err;
+	EXPECT_EQ(g.device, "gpu");
+	EXPECT_EQ(c.device, "cpu");
+	EXPECT_GT(g.iterations, 2);
+	EXPECT_EQ(g.iterations, c.iterations);
+	EXPECT_EQ(g.converged, c.converged);
+	EXPECT_EQ(g.labels, c.labels);
+	EXPECT_EQ(g.sizes, c.sizes);
+	for (size_t i = 0; i < c.centroids.size(); i++)
+		ASSERT_NEAR(g.centroids[i], c.centroids[i], 1e-9);
+	EXPECT_NEAR(g.inertia, c.inertia, 1e-9 * c.inertia);
+	Ref			ref = ref_lloyd(x, d, init, o.max_iter, o.tol);
+	EXPECT_NEAR(g.inertia, ref.inertia, 1e-9 * ref.inertia);
+	/* progress reports the plugin's per-iteration numbers */
+	ASSERT_EQ(g.progress.size(), c.progress.size());
+	for (size_t i = 1; i + 1 < g.progress.size(); i++)
+	{
+		EXPECT_EQ(g.progress[i].moved, c.progress[i].moved);
+		EXPECT_NEAR(g.progress[i].inertia, c.progress[i].inertia, 1e-9 * c.progress[i].inertia);
+	}
+}
+
+TEST(GpuDriver, EmptyClusterRepairIsTheSameOnBothEngines)
+{
+	auto		x = blobs(2000, 2, 3, 31, 1.0);
+	std::vector<double> init = {x[0], x[1], x[2], x[3], 1e4, 1e4};
+	pgkm_options o = gpu_options(3);
+	o.init = PGKM_INIT_GIVEN;
+	o.initial_centroids = init.data();
+	o.tol = 0;
+	Result		g = run(x, 2, o);
+	o.device = PGKM_DEVICE_CPU;
+	Result		c = run(x, 2, o);
+	ASSERT_EQ(g.status, PGKM_DONE) << g.err;
+	ASSERT_EQ(c.status, PGKM_DONE);
+	EXPECT_GE(g.repairs, 1);
+	EXPECT_EQ(g.repairs, c.repairs);
+	EXPECT_EQ(g.labels, c.labels);
+	for (int i = 0; i < 6; i++)
+		EXPECT_NEAR(g.centroids[i], c.centroids[i], 1e-9);
+	for (int64_t s : g.sizes)
+		EXPECT_GT(s, 0);
+}
+
+TEST(GpuDriver, FewerDistinctPointsShrinksK)
+{
+	std::vector<float> x;
+	for (int rep = 0; rep < 5; rep++)
+		for (float v : {0.f, 0.f, 5.f, 5.f, -3.f, 2.f})
+			x.push_back(v);
+	Result		r = run(x, 2, gpu_options(6));
+	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+	EXPECT_EQ(r.device, "gpu");
+	EXPECT_EQ(r.k, 3);
+	EXPECT_EQ(r.k_requested, 6);
+	EXPECT_EQ(r.inertia, 0.0);
+	for (int64_t s : r.sizes)
+		EXPECT_EQ(s, 5);
+}
+
+TEST(GpuDriver, InterruptReachesThePlugin)
+{
+	auto		x = blobs(20000, 4, 8, 3);
+	pgkm_options o = gpu_options(8);
+	o.tol = 0;
+	o.max_iter = 100000;
+	Deadline	dl;
+	dl.at = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+	Result		r = run(x, 4, o, deadline_interrupt, &dl);
+	EXPECT_EQ(r.status, PGKM_INTERRUPTED) << r.err;
+}
+#endif

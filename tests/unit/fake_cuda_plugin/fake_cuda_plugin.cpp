@@ -1,0 +1,212 @@
+/*
+ * fake_cuda_plugin.cpp: a CPU stand-in for pg_kmeans_cuda.so that implements
+ * the plugin ABI (cuda/pgkm_cuda_api.h) in plain fp64, so the engine's GPU
+ * path (dlopen, ABI checks, host-side Lloyd driver, empty-cluster repair,
+ * fallbacks, interrupts) is tested on machines without a GPU.
+ * Environment switches (read at each call) inject failures:
+ *   PGKM_FAKE_PROBE_FAIL=1   probe reports no device
+ *   PGKM_FAKE_CREATE_FAIL=1  create fails with PGKM_ERR_NOMEM
+ */
+#include "pgkm_cuda_api.h"
+#include "pgkm_engine.h"	/* status codes */
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace
+{
+
+struct Run
+{
+	const float *x;
+	int64_t		n;
+	int32_t		d, k;
+	pgkm_cuda_config cfg;
+	std::vector<double> c;
+	std::vector<int32_t> labels;
+};
+
+void
+msg(char *err, size_t len, const char *m)
+{
+	if (err && len)
+	{
+		strncpy(err, m, len - 1);
+		err[len - 1] = '\0';
+	}
+}
+
+bool
+interrupted(Run *r)
+{
+	return r->cfg.interrupt && r->cfg.interrupt(r->cfg.interrupt_ctx) != 0;
+}
+
+double
+dist2(const Run *r, int64_t i, int32_t c)
+{
+	double		s = 0;
+	for (int32_t j = 0; j < r->d; j++)
+	{
+		double		t = (double) r->x[i * r->d + j] - r->c[(size_t) c * r->d + j];
+		s += t * t;
+	}
+	return s;
+}
+
+int32_t
+nearest(const Run *r, int64_t i, double *best)
+{
+	int32_t		bi = 0;
+	*best = dist2(r, i, 0);
+	for (int32_t c = 1; c < r->k; c++)
+	{
+		double		v = dist2(r, i, c);
+		if (v < *best)
+		{
+			*best = v;
+			bi = c;
+		}
+	}
+	return bi;
+}
+
+int
+probe(char *info, size_t len)
+{
+	if (getenv("PGKM_FAKE_PROBE_FAIL"))
+	{
+		msg(info, len, "fake: no CUDA device");
+		return PGKM_ERR_GPU_UNAVAILABLE;
+	}
+	msg(info, len, "Fake GPU (CPU stand-in), 1 GiB");
+	return 0;
+}
+
+int
+create(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_config *cfg,
+	   void **handle, char *err, size_t len)
+{
+	if (getenv("PGKM_FAKE_CREATE_FAIL"))
+	{
+		msg(err, len, "fake: out of device memory");
+		return PGKM_ERR_NOMEM;
+	}
+	Run		   *r = new Run {x, n, d, k, *cfg, std::vector<double>((size_t) k * d), std::vector<int32_t>(n, -1)};
+	*handle = r;
+	return 0;
+}
+
+/* Not k-means++: distinct rows in order from seed % n (enough for the driver's contract). */
+int
+init_kmeanspp(void *h, uint64_t seed, double *centroids, int32_t *k_found, char *, size_t)
+{
+	Run		   *r = (Run *) h;
+	std::set<std::vector<float>> seen;
+	int32_t		found = 0;
+	for (int64_t s = 0; s < r->n && found < r->k; s++)
+	{
+		int64_t		i = (int64_t) ((seed + (uint64_t) s) % (uint64_t) r->n);
+		std::vector<float> row(r->x + i * r->d, r->x + (i + 1) * r->d);
+		if (!seen.insert(row).second)
+			continue;
+		for (int32_t j = 0; j < r->d; j++)
+			centroids[(size_t) found * r->d + j] = row[j];
+		found++;
+	}
+	*k_found = found;
+	std::copy(centroids, centroids + (size_t) found * r->d, r->c.begin());
+	return 0;
+}
+
+int
+set_centroids(void *h, const double *centroids, char *, size_t)
+{
+	Run		   *r = (Run *) h;
+	std::copy(centroids, centroids + (size_t) r->k * r->d, r->c.begin());
+	return 0;
+}
+
+int
+iterate(void *h, pgkm_cuda_iter *out, double *centroids, int64_t *sizes, char *err, size_t len)
+{
+	Run		   *r = (Run *) h;
+	if (interrupted(r))
+	{
+		msg(err, len, "fake: interrupted");
+		return PGKM_INTERRUPTED;
+	}
+	const int32_t d = r->d, k = r->k;
+	std::vector<double> sums((size_t) k * d, 0.0);
+	std::fill(sizes, sizes + k, 0);
+	out->inertia = 0;
+	out->moved = 0;
+	for (int64_t i = 0; i < r->n; i++)
+	{
+		double		best;
+		int32_t		l = nearest(r, i, &best);
+		out->inertia += best;
+		out->moved += l != r->labels[i];
+		r->labels[i] = l;
+		sizes[l]++;
+		for (int32_t j = 0; j < d; j++)
+			sums[(size_t) l * d + j] += r->x[i * d + j];
+	}
+	out->shift = 0;
+	out->empty = 0;
+	for (int32_t c = 0; c < k; c++)
+		for (int32_t j = 0; j < d; j++)
+		{
+			double		old = r->c[(size_t) c * d + j];
+			double		v = sizes[c] ? sums[(size_t) c * d + j] / (double) sizes[c] : old;
+			out->shift += (v - old) * (v - old);
+			r->c[(size_t) c * d + j] = v;
+		}
+	for (int32_t c = 0; c < k; c++)
+		out->empty += sizes[c] == 0;
+	std::copy(r->c.begin(), r->c.end(), centroids);
+	return 0;
+}
+
+int
+assign(void *h, int32_t *labels, double *d2, int64_t *sizes, double *inertia, char *err, size_t len)
+{
+	Run		   *r = (Run *) h;
+	if (interrupted(r))
+	{
+		msg(err, len, "fake: interrupted");
+		return PGKM_INTERRUPTED;
+	}
+	std::fill(sizes, sizes + r->k, 0);
+	*inertia = 0;
+	for (int64_t i = 0; i < r->n; i++)
+	{
+		double		best;
+		labels[i] = nearest(r, i, &best);
+		d2[i] = best;
+		sizes[labels[i]]++;
+		*inertia += best;
+	}
+	return 0;
+}
+
+void
+destroy(void *h)
+{
+	delete (Run *) h;
+}
+
+const pgkm_cuda_api api = {PGKM_CUDA_ABI_VERSION, sizeof(pgkm_cuda_api), probe, create, init_kmeanspp,
+	set_centroids, iterate, assign, destroy};
+
+}							/* namespace */
+
+extern "C" __attribute__((visibility("default"))) const pgkm_cuda_api *
+pgkm_cuda_get_api(void)
+{
+	return &api;
+}
