@@ -54,6 +54,13 @@ report_engine_error(int rc, const char *err)
 {
 	switch (rc)
 	{
+		case PGKM_INTERRUPTED:
+			/* cancel or statement_timeout: let PostgreSQL say which */
+			CHECK_FOR_INTERRUPTS();
+			ereport(ERROR,
+					(errcode(ERRCODE_QUERY_CANCELED),
+					 errmsg("canceling k-means run due to an interrupt")));
+			break;
 		case PGKM_ERR_INVALID:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -218,14 +225,6 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 		}, err, sizeof(err));
 		if (!guarded)
 			rc = PGKM_ERR_INTERNAL;
-		if (rc == PGKM_INTERRUPTED)
-		{
-			CHECK_FOR_INTERRUPTS();
-			/* The flag was cleared without an error: stop anyway. */
-			ereport(ERROR,
-					(errcode(ERRCODE_QUERY_CANCELED),
-					 errmsg("canceling k-means run due to an interrupt")));
-		}
 		if (rc != PGKM_OK && rc != PGKM_DONE)
 			report_engine_error(rc, err);
 		if (rc == PGKM_OK && progress_wanted())
