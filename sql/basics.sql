@@ -114,6 +114,19 @@ FROM kmeans('two_groups', ARRAY['x', 'y'], 2) k JOIN two_groups t ON t.ctid = k.
 GROUP BY k.cluster ORDER BY members;
 ROLLBACK;
 
+-- The thread count does not change the result.
+SET pg_kmeans.threads = 1;
+-- (A table cannot have a column named ctid: rename it when storing labels.)
+CREATE TEMP TABLE one_thread AS
+  SELECT ctid AS row_ctid, cluster, distance FROM kmeans('two_groups', ARRAY['x', 'y'], 3, seed => 42);
+RESET pg_kmeans.threads;
+SELECT count(*) AS identical_rows FROM (
+  SELECT * FROM one_thread INTERSECT SELECT * FROM kmeans('two_groups', ARRAY['x', 'y'], 3, seed => 42)) s;
+DROP TABLE one_thread;
+
+-- The settings and their defaults.
+SELECT name, setting, unit, context FROM pg_settings WHERE name LIKE 'pg\_kmeans.%' ORDER BY name;
+
 DROP MATERIALIZED VIEW mv;
 DROP TABLE two_groups, with_nulls, dups, typed, vecs;
 DROP DOMAIN positive_int;
