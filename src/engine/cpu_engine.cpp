@@ -530,17 +530,38 @@ CpuBackend::kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potent
 		for (int32_t j = 0; j < d; j++)
 			centroids[(size_t) c * d + j] = (double) x_[row * d + j];
 	};
-	/* closest = min(closest, D^2 to candidate 0) (or = when first); chunk sums refreshed */
-	auto		update_closest = [&](bool first) {
+	/*
+	 * The trial pass keeps every row's distance to every candidate when that
+	 * costs at most the data's own size (trials <= d), so the winner's
+	 * distances need no second pass over the data (for large d, that pass is
+	 * memory-bound); otherwise they are recomputed. Depends on the shape only.
+	 */
+	const bool	keep_trials = trials <= d;
+	std::vector<float> tdist(keep_trials ? (size_t) n * trials : 0);
+
+	/* closest = min(closest, D^2 to the winner) (or = when first); chunk sums refreshed */
+	auto		update_closest = [&](bool first, int winner) {
 		pool_->parallel_for(nchunks, [&](int64_t ch, int w) {
 			int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
-			std::vector<float> &dist = wdist[w];
-			dist.resize(r1 - r0);
-			candidate_dists(r0, r1, 1, cand.data(), candc.data(), cnorm.data(), w, dist.data());
+			const float *dist;
+			int32_t		stride;
+			if (first || !keep_trials)
+			{
+				std::vector<float> &buf = wdist[w];
+				buf.resize(r1 - r0);
+				candidate_dists(r0, r1, 1, cand.data(), candc.data(), cnorm.data(), w, buf.data());
+				dist = buf.data();
+				stride = 1;
+			}
+			else
+			{
+				dist = tdist.data() + (size_t) r0 * trials + winner;
+				stride = trials;
+			}
 			double		s = 0;
 			for (int64_t i = r0; i < r1; i++)
 			{
-				float		v = dist[i - r0];
+				float		v = dist[(i - r0) * stride];
 				if (!first)
 					v = std::min(v, closest[i]);
 				closest[i] = v;
@@ -584,7 +605,7 @@ CpuBackend::kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potent
 	int64_t		first = rng.below(n);
 	set_center(0, first);
 	load_candidate(0, first);
-	double		pot = update_closest(true);
+	double		pot = update_closest(true, 0);
 	int32_t		found = 1;
 	std::vector<int64_t> ids(trials);
 	while (found < k && pot > 0)
@@ -596,16 +617,22 @@ CpuBackend::kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potent
 		}
 		pool_->parallel_for(nchunks, [&](int64_t ch, int w) {
 			int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
-			std::vector<float> &dist = wdist[w];
-			dist.resize((size_t) (r1 - r0) * trials);
-			candidate_dists(r0, r1, trials, cand.data(), candc.data(), cnorm.data(), w, dist.data());
+			float	   *dist;
+			if (keep_trials)
+				dist = tdist.data() + (size_t) r0 * trials;
+			else
+			{
+				wdist[w].resize((size_t) (r1 - r0) * trials);
+				dist = wdist[w].data();
+			}
+			candidate_dists(r0, r1, trials, cand.data(), candc.data(), cnorm.data(), w, dist);
 			double		acc[64];
 			double	   *sum = trials <= 64 ? acc : &tpart[(size_t) ch * trials];
 			std::fill(sum, sum + trials, 0.0);
 			for (int64_t i = r0; i < r1; i++)
 			{
 				const float ci = closest[i];
-				const float *dr = dist.data() + (i - r0) * trials;
+				const float *dr = dist + (i - r0) * trials;
 				for (int t = 0; t < trials; t++)
 					sum[t] += std::min(ci, dr[t]);
 			}
@@ -626,8 +653,9 @@ CpuBackend::kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potent
 			}
 		}
 		set_center(found, ids[best]);
-		load_candidate(0, ids[best]);
-		pot = update_closest(false);
+		if (!keep_trials)
+			load_candidate(0, ids[best]);
+		pot = update_closest(false, best);
 		found++;
 	}
 	set_centroids(centroids, found);

@@ -668,7 +668,14 @@ pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
 	b += 2 * dn * (4 + 8);		/* labels + squared distances: current and best */
 	b += dn * 4;				/* CPU backend's iteration labels */
 	if (opt->init == PGKM_INIT_KMEANSPP)
-		b += dn * 4 + (dn / 1024 + 1) * 8 * 8;	/* D^2 (float) + chunk sums and trial partials */
+	{
+		const double trials = 2 + std::floor(std::log(k));
+		b += dn * 4 + (dn / 1024 + 1) * 8 * (1 + trials);	/* D^2 (float), chunk sums, trial partials */
+		if (trials <= d)
+			b += dn * trials * 4;	/* every row's distance to each candidate */
+		else
+			b += threads * 1024 * trials * 4;
+	}
 	const double rows = (double) assign_chunk_rows(d, (int32_t) k);
 	b += threads * rows * (dd + k) * 4;	/* per-thread chunk tile + products */
 	b += threads * k * 8;		/* per-thread cluster counts */
