@@ -118,7 +118,8 @@ TEST(Cancel, DuringScan)
 	std::atomic<bool> finished{false};
 	double t_cancel = -1;
 	std::thread canceller([&] {
-		std::this_thread::sleep_for(std::chrono::milliseconds(150));
+		/* Reading 1M x 32 takes about 0.2 s on 2 cores (warm cache); 60 ms is well inside. */
+		std::this_thread::sleep_for(std::chrono::milliseconds(60));
 		if (finished)
 			return;
 		t_cancel = seconds_since(t0);
@@ -132,7 +133,7 @@ TEST(Cancel, DuringScan)
 	double first_step = log.first("pg_kmeans run", t0);
 	std::cout << "[ itest    ] cancel sent at " << t_cancel << " s, error after " << o.t_error
 			  << " s, first progress line at " << first_step << " s: " << o.message << std::endl;
-	ASSERT_GE(t_cancel, 0) << "the run finished in under 0.15 s: table too small to test the scan";
+	ASSERT_GE(t_cancel, 0) << "the run finished in under 0.06 s: table too small to test the scan";
 	EXPECT_TRUE(first_step < 0 || first_step > t_cancel) << "cancel did not land in the scan phase";
 	EXPECT_EQ(o.sqlstate, "57014") << o.message;
 	EXPECT_LT(o.t_error - t_cancel, 1.0) << "cancel took too long to land";
