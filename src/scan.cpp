@@ -50,7 +50,7 @@ typedef struct PgkmScan
 	int32		d;				/* -1 until the first usable row (array) */
 	bool		need_tids;
 	MemoryContext datacxt;		/* owns x and tids */
-	MemoryContext rowcxt;		/* detoasted arrays, reset per row */
+	MemoryContext rowcxt;		/* per-row conversions, reset in batches */
 	float	   *x;
 	ItemPointerData *tids;
 	int64		n;
@@ -304,10 +304,7 @@ add_row(PgkmScan *s, ItemPointer tid)
 		}
 	if (s->array_col >= 0)
 	{
-		MemoryContext old = MemoryContextSwitchTo(s->rowcxt);
-
 		arr = DatumGetArrayTypeP(s->vals[s->array_col]);
-		MemoryContextSwitchTo(old);
 		if (array_contains_nulls(arr))
 		{
 			s->n_skipped++;
@@ -374,8 +371,26 @@ add_row(PgkmScan *s, ItemPointer tid)
 	if (s->need_tids)
 		s->tids[s->n] = *tid;
 	s->n++;
-	if (arr != NULL)
+}
+
+/*
+ * Convert one row in the short-lived row context: detoasted arrays and the
+ * numeric-to-float8 conversion allocate, and ten million rows must not
+ * leave ten million allocations behind. The context is emptied every
+ * PGKM_INTERRUPT_ROWS rows, where interrupts are also checked.
+ */
+static inline void
+add_row_in_rowcxt(PgkmScan *s, ItemPointer tid, int64 seen)
+{
+	MemoryContext old = MemoryContextSwitchTo(s->rowcxt);
+
+	add_row(s, tid);
+	MemoryContextSwitchTo(old);
+	if (seen % PGKM_INTERRUPT_ROWS == 0)
+	{
 		MemoryContextReset(s->rowcxt);
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 /*
@@ -417,9 +432,7 @@ scan_direct(PgkmScan *s, Relation rel)
 			s->vals[i] = slot->tts_values[s->cols[i].attnum - 1];
 			s->nulls[i] = slot->tts_isnull[s->cols[i].attnum - 1];
 		}
-		add_row(s, &slot->tts_tid);
-		if (++seen % PGKM_INTERRUPT_ROWS == 0)
-			CHECK_FOR_INTERRUPTS();
+		add_row_in_rowcxt(s, &slot->tts_tid, ++seen);
 	}
 	table_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
@@ -437,6 +450,7 @@ scan_spi(PgkmScan *s, Relation rel)
 	StringInfoData q;
 	Portal		portal;
 	Oid			relid = RelationGetRelid(rel);
+	int64		seen = 0;
 
 	initStringInfo(&q);
 	appendStringInfoString(&q, "SELECT ctid");
@@ -463,9 +477,7 @@ scan_spi(PgkmScan *s, Relation rel)
 
 			for (int i = 0; i < s->ncols; i++)
 				s->vals[i] = SPI_getbinval(tup, desc, i + 2, &s->nulls[i]);
-			add_row(s, tid);
-			if ((r + 1) % PGKM_INTERRUPT_ROWS == 0)
-				CHECK_FOR_INTERRUPTS();
+			add_row_in_rowcxt(s, tid, ++seen);
 		}
 		SPI_freetuptable(SPI_tuptable);
 		CHECK_FOR_INTERRUPTS();
