@@ -60,6 +60,9 @@ def parse_args():
     p.add_argument('--timeout-s', type=int, default=600, help='statement_timeout per timed statement')
     p.add_argument('--single-run-above-s', type=float, default=60.0,
                    help='when a first run takes longer, do not repeat it')
+    p.add_argument('--wait-quiet-s', type=float, default=0,
+                   help='before each run wait up to this long for other processes to go idle')
+    p.add_argument('--quiet-cores', type=float, default=0.25)
     p.add_argument('--json', default=os.path.join(HERE, 'results_cpu.json'))
     p.add_argument('--results-md', default=os.path.join(HERE, 'RESULTS.md'))
     p.add_argument('--command', default='', help='command line to record in RESULTS.md')
@@ -71,12 +74,35 @@ def log(msg):
     print('[%s] %s' % (time.strftime('%H:%M:%S'), msg), flush=True)
 
 
+def machine_busy_s():
+    """CPU seconds all processes on this machine have been busy (from /proc/stat)."""
+    with open('/proc/stat') as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + v[4]
+    return (sum(v[:8]) - idle) / os.sysconf('SC_CLK_TCK')
+
+
+def process_cpu_s(pid):
+    """CPU seconds (user + system, all threads) of one process, or None."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+    except OSError:
+        return None
+
+
 class Db:
+    """One session. When the server runs on this machine, every timed
+    statement also records the backend's CPU time and how busy the rest of
+    the machine was meanwhile (other processes: a shared box is noisy)."""
     def __init__(self):
         self.conn = psycopg2.connect('')
         self.conn.autocommit = True
         self.cur = self.conn.cursor()
-        self.notices = []
+        self.pid = self.one('SELECT pg_backend_pid()')
+        self.local = process_cpu_s(self.pid) is not None
+        self.last_cpu = None
 
     def q(self, sql, args=None):
         self.cur.execute(sql, args)
@@ -87,15 +113,28 @@ class Db:
         return rows[0][0] if rows else None
 
     def timed(self, sql, args=None, timeout_s=None):
-        """Runs one statement; returns seconds, or None on statement_timeout."""
+        """Runs one statement; returns (seconds, None), or (None, why) when it
+        failed or hit statement_timeout (why includes the time it took)."""
         if timeout_s:
             self.q('SET statement_timeout = %s', (int(timeout_s * 1000),))
+        self.last_cpu = None
+        if self.local:
+            c0, m0 = process_cpu_s(self.pid), machine_busy_s()
+        t0 = time.perf_counter()
         try:
-            t0 = time.perf_counter()
             self.cur.execute(sql, args)
-            return time.perf_counter() - t0
+            wall = time.perf_counter() - t0
+            if self.local:
+                own = process_cpu_s(self.pid) - c0
+                others = max(0.0, machine_busy_s() - m0 - own)
+                # cores: average number of cores busy during the statement.
+                self.last_cpu = {'backend_cores': own / wall, 'other_cores': others / wall}
+            return wall, None
         except psycopg2.errors.QueryCanceled:
-            return None
+            return None, 'timeout after %.0f s' % (time.perf_counter() - t0)
+        except psycopg2.Error as e:
+            msg = (e.pgerror or str(e)).strip().splitlines()[0]
+            return None, 'failed after %.1f s: %s' % (time.perf_counter() - t0, msg)
         finally:
             if timeout_s:
                 self.q('SET statement_timeout = 0')
@@ -159,16 +198,18 @@ def pick(row, *names):
 
 
 def run_method(db, a, method, tbl, d, k):
-    """One timed run. Returns a dict with 'time' (None on timeout) and extras."""
+    """One timed run. Returns a dict with 'time' (None on failure, with
+    'error' saying why) and the method's extras."""
     db.q('DROP TABLE IF EXISTS pg_temp.bench_labels')
     if method == 'pgkm_sql':
         sql = ('CREATE TEMP TABLE bench_labels AS SELECT ctid AS row_tid, cluster FROM %s'
                % pgkm_call('kmeans', tbl, d, k, a))
-        return {'time': db.timed(sql, timeout_s=a.timeout_s), 'key': ('ctid', 'row_tid')}
+        t, err = db.timed(sql, timeout_s=a.timeout_s)
+        return {'time': t, 'error': err, 'key': ('ctid', 'row_tid')}
     if method == 'pgkm_fit':
-        t = db.timed('SELECT %s' % pgkm_call('kmeans_fit', tbl, d, k, a, MODEL), timeout_s=a.timeout_s)
+        t, err = db.timed('SELECT %s' % pgkm_call('kmeans_fit', tbl, d, k, a, MODEL), timeout_s=a.timeout_s)
         if t is None:
-            return {'time': None}
+            return {'time': None, 'error': err}
         row = model_row(db)
         return {'time': t, 'engine_s': pick(row, 'elapsed_s', 'elapsed'),
                 'iterations': pick(row, 'iterations', 'n_iter'),
@@ -178,9 +219,9 @@ def run_method(db, a, method, tbl, d, k):
                "'%s', %s, %d, %d, %r, %d, %d, '%s')" % (
                    tbl, 'ARRAY[%s]' % ', '.join("'%s'" % c for c in feature_cols(d)),
                    k, a.max_iter, a.tol, a.seed, a.threads, a.sk_dtype))
-        t = db.timed(sql, timeout_s=a.timeout_s)
+        t, err = db.timed(sql, timeout_s=a.timeout_s)
         if t is None:
-            return {'time': None}
+            return {'time': None, 'error': err}
         last = json.loads(db.one('SELECT bench.sklearn_last()::text'))
         return {'time': t, 'fit_s': last['fit_s'], 'read_s': last['read_s'],
                 'iterations': last['n_iter'], 'inertia_reported': last['inertia_sklearn'],
@@ -188,8 +229,34 @@ def run_method(db, a, method, tbl, d, k):
     if method == 'postgis':
         sql = ('CREATE TEMP TABLE bench_labels AS SELECT id, ST_ClusterKMeans(geom, %d) OVER () AS cluster FROM %s'
                % (k, tbl))
-        return {'time': db.timed(sql, timeout_s=a.timeout_s), 'key': ('id', 'id')}
+        t, err = db.timed(sql, timeout_s=a.timeout_s)
+        return {'time': t, 'error': err, 'key': ('id', 'id')}
     raise ValueError(method)
+
+
+def wait_for_quiet(a):
+    """On a shared machine, wait (at most --wait-quiet-s) until the other
+    processes use fewer than --quiet-cores cores over a 0.5 s sample."""
+    if a.wait_quiet_s <= 0:
+        return 0.0
+    t0 = time.perf_counter()
+    while True:
+        m0 = machine_busy_s()
+        time.sleep(0.5)
+        busy = (machine_busy_s() - m0) / 0.5
+        waited = time.perf_counter() - t0
+        if busy < a.quiet_cores or waited >= a.wait_quiet_s:
+            if waited > 5:
+                log('    waited %.0f s for a quiet machine (busy %.2f cores)' % (waited, busy))
+            return busy
+
+
+def run_method_cpu(db, a, method, tbl, d, k):
+    wait_for_quiet(a)
+    out = run_method(db, a, method, tbl, d, k)
+    if db.last_cpu and out['time'] is not None:
+        out.update(db.last_cpu)
+    return out
 
 
 def inertia_of_labels(db, tbl, d, key):
@@ -214,17 +281,19 @@ def bench_config(db, a, methods, tbl, n, d, k):
             r = res[m]
             if r.get('stop'):
                 continue
-            out = run_method(db, a, m, tbl, d, k)
+            out = run_method_cpu(db, a, m, tbl, d, k)
             r['runs'].append(out)
             if out['time'] is None:
-                r['stop'] = 'timeout after %d s' % a.timeout_s
-                log('  %-8s n=%d d=%d k=%d run %d: TIMEOUT' % (m, n, d, k, rep + 1))
+                r['stop'] = out['error']
+                log('  %-8s n=%d d=%d k=%d run %d: %s' % (m, n, d, k, rep + 1, out['error']))
                 continue
             extra = ''
             if 'fit_s' in out:
                 extra = ' (fit %.3f s, %s iter)' % (out['fit_s'], out['iterations'])
             if 'engine_s' in out:
                 extra = ' (engine %.3f s, %s iter)' % (out['engine_s'] or float('nan'), out['iterations'])
+            if 'other_cores' in out:
+                extra += ' [backend %.2f cores, others %.2f cores]' % (out['backend_cores'], out['other_cores'])
             log('  %-8s n=%d d=%d k=%d run %d: %.3f s%s' % (m, n, d, k, rep + 1, out['time'], extra))
             if rep == 0 and 'key' in out:
                 # Labels are deterministic (fixed seeds; PostGIS has no randomness), so the
@@ -236,7 +305,7 @@ def bench_config(db, a, methods, tbl, n, d, k):
     for m, r in res.items():
         s = {'n_runs': len(r['runs']), 'note': r.get('stop', '')}
         s['time'] = med([x['time'] for x in r['runs']])
-        for key in ('fit_s', 'read_s', 'engine_s'):
+        for key in ('fit_s', 'read_s', 'engine_s', 'backend_cores', 'other_cores'):
             vals = [x.get(key) for x in r['runs'] if x.get(key) is not None]
             if vals:
                 s[key] = statistics.median(vals)
@@ -347,7 +416,7 @@ def render_md(res):
         per_iter = '–'
         if F.get('engine_s') and S.get('fit_s') and F.get('iterations') and S.get('iterations'):
             per_iter = ratio(S['fit_s'] / S['iterations'], F['engine_s'] / F['iterations'])
-        gt = fmt(G.get('time')) if G else 'n/a (2-D only)'
+        gt = (fmt(G.get('time')) if G.get('time') else 'no result (note)') if G else 'n/a (2-D only)'
         for nm, m in (('pg_kmeans SQL', P), ('pg_kmeans fit', F), ('sklearn', S), ('PostGIS', G)):
             if m and m.get('note'):
                 notes.append('n=%d d=%d k=%d %s: %s' % (c['n'], c['d'], c['k'], nm, m['note']))
@@ -383,7 +452,26 @@ def render_md(res):
             rel(P.get('inertia'), S.get('inertia')), rel(G.get('inertia'), S.get('inertia')) if G else 'n/a',
             ', '.join(str(m.get('n_rows', '–')) for m in (P, S, G) if m)))
     L.append('')
-    if res.get('load'):
+    if any(m.get('other_cores') is not None for c in res['configs'] for m in c['methods'].values()):
+        L.append('CPU use during the timed statements (medians over runs; from /proc): cores the backend '
+                 'kept busy, and in brackets cores that *other* processes on the machine used meanwhile '
+                 '(noise from a shared machine; near 0 means a clean measurement).')
+        L.append('')
+        L.append('| n | d | k | pg_kmeans SQL | pg_kmeans fit | sklearn call | PostGIS |')
+        L.append('|' + '---:|' * 7)
+        for c in res['configs']:
+            cells = []
+            for m in ('pgkm_sql', 'pgkm_fit', 'sklearn', 'postgis'):
+                x = c['methods'].get(m)
+                if not x:
+                    cells.append('n/a')
+                elif x.get('backend_cores') is None:
+                    cells.append('–')
+                else:
+                    cells.append('%.2f [%.2f]' % (x['backend_cores'], x['other_cores']))
+            L.append('| %s | %d | %d | %s |' % ('{:,}'.format(c['n']), c['d'], c['k'], ' | '.join(cells)))
+        L.append('')
+    if any(res.get('load', {}).values()):
         L.append('Table load (generation in PL/Python + CREATE TABLE AS + VACUUM, not part of any timing): '
                  + '; '.join('%s %.1f s' % (t, s) for t, s in res['load'].items() if s) + '.')
         L.append('')
@@ -431,7 +519,9 @@ def main():
     db.q('CREATE TABLE bench.warmup AS SELECT b.id, b.x[1] AS x1, b.x[2] AS x2, '
          'ST_MakePoint(b.x[1], b.x[2])::geometry(Point) AS geom FROM bench.blobs(1000, 2, 4, 10, 1, 1) b')
     for m in methods:
-        run_method(db, a, m, 'bench.warmup', 2, 4)
+        out = run_method(db, a, m, 'bench.warmup', 2, 4)
+        if out['time'] is None:
+            sys.exit('warm-up of %s failed: %s' % (m, out['error']))
 
     t_start = time.perf_counter()
     for n in sizes:
