@@ -1,7 +1,7 @@
 /*
  * pgkm_engine.h: the k-means engine's public interface.
  *
- * Plain C types only, so that the PostgreSQL glue (src/*.cpp) can call it with
+ * Plain C types only, so that the PostgreSQL glue (the .cpp files in src/) can call it with
  * nothing but plain data on its stack, and so that no PostgreSQL or CUDA type
  * ever appears here. Every function is noexcept in effect: the implementation
  * catches all C++ exceptions and turns them into a status plus a message in
