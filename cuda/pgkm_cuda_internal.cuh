@@ -117,6 +117,7 @@ int			fused_grid(Run &r);
 void		launch_reduce_partials(const double *partials, int64_t nslots, double *out, cudaStream_t s);
 void		launch_maxabs(const float *x, int64_t count, float *out, cudaStream_t s);
 void		launch_fill_int(int32_t *p, int64_t n, int32_t v, cudaStream_t s);
+void		launch_center(float *x, int64_t rows, int d, const float *mu, cudaStream_t s);
 
 /* Plugin helpers (pgkm_cuda_plugin.cu). */
 void	   *dev_alloc(Run &r, size_t bytes);

@@ -392,6 +392,15 @@ fill_int_kernel(int32_t *p, int64_t n, int32_t v)
 		p[i] = v;
 }
 
+/* x[i][j] -= mu[j] in place (GEMM path: the device copy is centred once). */
+__global__ void
+center_kernel(float *x, int64_t count, int d, const float *mu)
+{
+	for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < count;
+		 i += (int64_t) gridDim.x * blockDim.x)
+		x[i] = x[i] - mu[i % d];
+}
+
 /* ---- launchers ---- */
 
 struct FusedCfg
@@ -531,6 +540,15 @@ launch_maxabs(const float *x, int64_t count, float *out, cudaStream_t s)
 	int64_t		g = std::min<int64_t>(1024, (count + 255) / 256);
 	maxabs_kernel<<<(int) std::max<int64_t>(g, 1), 256, 0, s>>>(x, count, out);
 	CKLAUNCH("maxabs_kernel");
+}
+
+void
+launch_center(float *x, int64_t rows, int d, const float *mu, cudaStream_t s)
+{
+	int64_t		count = rows * d;
+	int64_t		g = std::min<int64_t>(8LL * 1024, (count + 255) / 256);
+	center_kernel<<<(int) std::max<int64_t>(g, 1), 256, 0, s>>>(x, count, d, mu);
+	CKLAUNCH("center_kernel");
 }
 
 void

@@ -108,12 +108,21 @@ upload_centroids(Run &r)
 				cf[(size_t) c * d + j] = r.path == PATH_DOT ? -2.0f * v : v;
 			}
 		}
-		/* GEMM uses raw x: ||x-c||^2 - ||x-mu||^2 = ||c'||^2 + 2 mu.c' - 2 x.c' */
-		bias[c] = r.path == PATH_GEMM ? (float) (nrm + 2.0 * mdot) : (float) nrm;
+		(void) mdot;
+		bias[c] = (float) nrm;	/* GEMM: the resident/streamed rows are centred in place */
+	}
+	const double *c64 = r.cent.data();
+	std::vector<double> cc;
+	if (r.path == PATH_GEMM)
+	{
+		cc.resize(kd);
+		for (size_t i = 0; i < kd; i++)
+			cc[i] = r.cent[i] - r.mu[i % d];
+		c64 = cc.data();
 	}
 	CK(cudaMemcpyAsync(r.d_cf, cf, kd * sizeof(float), cudaMemcpyHostToDevice, r.s_comp));
 	CK(cudaMemcpyAsync(r.d_bias, bias, k * sizeof(float), cudaMemcpyHostToDevice, r.s_comp));
-	CK(cudaMemcpyAsync(r.d_c64, r.cent.data(), kd * sizeof(double), cudaMemcpyHostToDevice, r.s_comp));
+	CK(cudaMemcpyAsync(r.d_c64, c64, kd * sizeof(double), cudaMemcpyHostToDevice, r.s_comp));
 	/* the staging buffer is reused next time: wait for the copies */
 	CK(cudaStreamSynchronize(r.s_comp));
 	r.launches += 3;
@@ -157,6 +166,11 @@ run_pass(Run &r, int32_t *labels_out, double *dist2_out)
 			CK(cudaStreamWaitEvent(r.s_comp, r.ev_copy[b], 0));
 			xp = r.d_chunk[b];
 			r.launches++;
+			if (r.path == PATH_GEMM)
+			{
+				launch_center(r.d_chunk[b], rows, d, r.d_mu, r.s_comp);
+				r.launches++;
+			}
 		}
 		PassArgs	a {};
 		a.x = xp;
@@ -317,7 +331,7 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 		int64_t		batch = (int64_t) std::max(65536.0, 1.0e12 / flops_row);
 		int64_t		data_bytes = n * (int64_t) d * 4;
 		int64_t		per_row_out = 8;	/* dist2 buffer per chunk row */
-		if ((int64_t) fixed + data_bytes + std::min(batch, n) * per_row_out + (4LL << 20) <= r->budget)
+		if ((int64_t) fixed + data_bytes + std::min(batch, n) * per_row_out + (256LL << 10) <= r->budget)
 		{
 			r->resident = true;
 			r->chunk_rows = std::min(batch, n);
@@ -327,7 +341,7 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 			r->resident = false;
 			/* two chunk buffers, the chunk's dist2 and (GEMM) a tile as large as the chunk at most */
 			int64_t		tile_fixed = (int64_t) r->tile_rows * k * 4;
-			int64_t		left = r->budget - ((int64_t) fixed - tile_fixed) - (4LL << 20);
+			int64_t		left = r->budget - ((int64_t) fixed - tile_fixed) - (256LL << 10);
 			int64_t		per_row = 2LL * d * 4 + per_row_out + (r->tile_rows > 0 ? 4LL * k : 0);
 			int64_t		rows = left > 0 ? left / per_row : 0;
 			if (r->tile_rows > 0 && rows > 0)
@@ -386,12 +400,31 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 		else
 			cudaGetLastError();
 
+		/* centring point: mean of up to 65536 evenly spaced rows (fp64, host) */
+		r->mu.assign(d, 0.0);
+		int64_t		ns = std::min<int64_t>(n, 65536);
+		for (int64_t i = 0; i < ns; i++)
+		{
+			const float *row = x + (i * n / ns) * d;
+			for (int j = 0; j < d; j++)
+				r->mu[j] += row[j];
+		}
+		std::vector<float> muf(d);
+		for (int j = 0; j < d; j++)
+		{
+			r->mu[j] /= (double) ns;
+			muf[j] = (float) r->mu[j];
+			r->mu[j] = muf[j];	/* the kernels centre by the fp32 value */
+		}
+		CK(cudaMemcpy(r->d_mu, muf.data(), (size_t) d * 4, cudaMemcpyHostToDevice));
 		CK(cudaMemsetAsync(r->d_maxabs, 0, 16, r->s_comp));
 		if (r->resident)
 		{
 			r->d_x = (float *) dev_alloc(*r, (size_t) data_bytes);
 			CK(cudaMemcpyAsync(r->d_x, x, (size_t) data_bytes, cudaMemcpyHostToDevice, r->s_comp));
 			launch_maxabs(r->d_x, n * (int64_t) d, r->d_maxabs, r->s_comp);
+			if (r->path == PATH_GEMM)
+				launch_center(r->d_x, n, d, r->d_mu, r->s_comp);
 			CK(cudaStreamSynchronize(r->s_comp));
 			if (r->registered)
 			{
@@ -429,23 +462,6 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 		frexp(maxabs > 0 ? (double) maxabs : 1.0, &ex_m);
 		r->qscale = ldexp(1.0, 61 - ex_n - ex_m);
 
-		/* centring point: mean of up to 65536 evenly spaced rows (fp64, host) */
-		r->mu.assign(d, 0.0);
-		int64_t		ns = std::min<int64_t>(n, 65536);
-		for (int64_t i = 0; i < ns; i++)
-		{
-			const float *row = x + (i * n / ns) * d;
-			for (int j = 0; j < d; j++)
-				r->mu[j] += row[j];
-		}
-		std::vector<float> muf(d);
-		for (int j = 0; j < d; j++)
-		{
-			r->mu[j] /= (double) ns;
-			muf[j] = (float) r->mu[j];
-			r->mu[j] = muf[j];	/* the kernels centre by the fp32 value */
-		}
-		CK(cudaMemcpy(r->d_mu, muf.data(), (size_t) d * 4, cudaMemcpyHostToDevice));
 		launch_fill_int(r->d_labels, n, -1, r->s_comp);
 		r->cent.assign(kd, 0.0);
 		for (int c = 0; c < k; c++)		/* until set: the first k rows */
@@ -611,6 +627,8 @@ api_iterate(void *h, pgkm_cuda_iter *out, double *centroids, int64_t *sizes, cha
 			for (int j = 0; j < d; j++)
 			{
 				double		v = acc_value(r, (size_t) c * d + j) / (double) cnt;
+				if (r.path == PATH_GEMM)
+					v += r.mu[j];
 				double		t = v - old[j];
 				shift += t * t;
 				dst[j] = v;

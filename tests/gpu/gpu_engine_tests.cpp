@@ -153,6 +153,11 @@ TEST_P(GpuVsCpu, SameLabelsAndInertia)
 	ASSERT_EQ(gpu.device, "gpu");
 	ASSERT_EQ(cpu.labels.size(), gpu.labels.size());
 	ASSERT_EQ(cpu.centroids.size(), gpu.centroids.size());
+	/* column means: scale of the GEMM form's rounding (d >= 16 paths on both engines) */
+	std::vector<double> mu(s.d, 0.0);
+	for (int64_t i = 0; i < s.n; i++)
+		for (int j = 0; j < s.d; j++)
+			mu[j] += x[(size_t) i * s.d + j] / (double) s.n;
 	int64_t		diff = 0, not_near_tie = 0;
 	for (int64_t i = 0; i < s.n; i++)
 		if (cpu.labels[i] != gpu.labels[i])
@@ -162,11 +167,18 @@ TEST_P(GpuVsCpu, SameLabelsAndInertia)
 			const float *xi = x.data() + (size_t) i * s.d;
 			double		a = sq(xi, gpu.centroids.data() + (size_t) cpu.labels[i] * s.d, s.d);
 			double		b = sq(xi, gpu.centroids.data() + (size_t) gpu.labels[i] * s.d, s.d);
-			if (std::fabs(a - b) > 1e-5 * std::max(a, b) + 1e-9)
+			double		scale = 0;
+			if (s.d >= 16)		/* ||x - mu||^2 + ||c - mu||^2: fp32 GEMM-form error is ~1e-6 of it */
+				for (int j = 0; j < s.d; j++)
+				{
+					double		cx = gpu.centroids[(size_t) gpu.labels[i] * s.d + j] - mu[j];
+					scale += (xi[j] - mu[j]) * (xi[j] - mu[j]) + cx * cx;
+				}
+			if (std::fabs(a - b) > 1e-5 * std::max(a, b) + 1e-5 * scale + 1e-9)
 				not_near_tie++;
 		}
 	EXPECT_EQ(not_near_tie, 0) << diff << " labels differ";
-	EXPECT_LE(diff, s.n / 10000 + 1);
+	EXPECT_LE(diff, s.n / 1000 + 1);
 	EXPECT_NEAR(gpu.inertia, cpu.inertia, 1e-5 * cpu.inertia);
 	EXPECT_EQ(gpu.iterations, cpu.iterations);
 	double		cmax = 0;
@@ -179,7 +191,7 @@ TEST_P(GpuVsCpu, SameLabelsAndInertia)
 		dsum += gpu.distances[i] * gpu.distances[i];
 	EXPECT_NEAR(dsum, gpu.inertia, 1e-9 * gpu.inertia);
 	/* streamed through a tiny budget: same answer */
-	EngineResult st = run_engine(x, s.n, s.d, s.k, init, PGKM_DEVICE_GPU, 15, 3 << 20);
+	EngineResult st = run_engine(x, s.n, s.d, s.k, init, PGKM_DEVICE_GPU, 15, (int64_t) s.n * 4 + (4 << 20));
 	EXPECT_EQ(st.labels, gpu.labels);
 	EXPECT_EQ(st.centroids, gpu.centroids);
 	EXPECT_NEAR(st.inertia, gpu.inertia, 1e-12 * gpu.inertia);
@@ -336,7 +348,7 @@ TEST(GpuPlugin, StreamingMatchesResident)
 		auto		x = blobs(n, d, k, 11 + d);
 		double		i1, i2;
 		auto		a = plugin_run(x, n, d, k, 1, 0, &i1);
-		auto		b = plugin_run(x, n, d, k, 1, 2 << 20, &i2);	/* 2 MB: many chunks */
+		auto		b = plugin_run(x, n, d, k, 1, 6 << 20, &i2);	/* 6 MB: many chunks */
 		EXPECT_EQ(a, b) << "d=" << d;
 		EXPECT_NEAR(i1, i2, 1e-12 * i1) << "d=" << d;
 	}
@@ -413,7 +425,7 @@ TEST(GpuPlugin, InterruptStopsPromptlyAndFreesMemory)
 	pgkm_cuda_config cfg {};
 	cfg.deterministic = 1;
 	cfg.device_ordinal = -1;
-	cfg.memory_limit = 8 << 20;	/* streamed: several chunks per pass */
+	cfg.memory_limit = 24 << 20;	/* streamed: several chunks per pass */
 	cfg.interrupt = interrupt_after;
 	cfg.interrupt_ctx = &left;
 	void	   *h = nullptr;
