@@ -138,8 +138,8 @@ def main():
     ns = [1_000_000] if QUICK else [1_000_000, 10_000_000]
     for n in ns:
         for d in (2, 16, 128, 768):
+            x = make_data(n, d, 7 + d)
             for k in (8, 64, 1024):
-                x = make_data(n, d, 7 + d)
                 c0 = x[np.linspace(0, n - 1, k).astype(np.int64)].copy()
                 t_ours, i_ours, e = ours(x, c0)
                 xg = torch.from_numpy(x).cuda()
