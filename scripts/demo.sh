@@ -24,6 +24,13 @@ step "build (make -j$JOBS)"
 make -s -j"$JOBS" "${MAKE_VARS[@]}" >"$ROOT/.demo-build.log" 2>&1 || { tail -40 "$ROOT/.demo-build.log"; exit 1; }
 step "install"
 make -s install "${MAKE_VARS[@]}" >>"$ROOT/.demo-build.log" 2>&1 || { tail -40 "$ROOT/.demo-build.log"; exit 1; }
+# The server runs as `postgres`, which cannot enter a checkout under a 0700
+# home directory (e.g. /root); fall back to a folder it can reach.
+if [ -z "${PGKM_DEMO_PGDIR:-}" ] && id postgres >/dev/null 2>&1 &&
+   ! runuser -u postgres -- test -x "$ROOT"; then
+  PGDIR=/var/tmp/pg_kmeans-demo
+  echo "note: user postgres cannot reach $ROOT; the cluster goes to $PGDIR" >&2
+fi
 step "private cluster in $PGDIR (port $PORT)"
 EXPORTS=$(scripts/pg-cluster.sh start "$PGDIR" "$PORT")
 eval "$EXPORTS"

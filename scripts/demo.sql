@@ -6,8 +6,10 @@ CREATE EXTENSION IF NOT EXISTS pg_kmeans;
 
 -- 100,000 points in 4-D drawn around 5 known centres (sigma 1, Box-Muller
 -- normals from random() after setseed, so every run has the same data).
-SELECT setseed(0.42) \gset
+SET client_min_messages = warning;
 DROP TABLE IF EXISTS demo_points;
+RESET client_min_messages;
+SELECT setseed(0.42) \gset
 CREATE TABLE demo_points AS
 WITH centres(blob, cx, cy, cz, cw) AS (
     VALUES (0, 0, 0, 0, 0), (1, 8, 0, 0, 0), (2, 0, 8, 0, 0), (3, 0, 0, 8, 0), (4, 4, 4, 4, 8))

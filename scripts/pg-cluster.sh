@@ -24,8 +24,9 @@ PGBIN=$("$PG_CONFIG" --bindir)
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
 
+# Run a command as the server user, from / (the caller's folder may be closed to it).
 as_pg() {
-  if [ "$(id -un)" = "$PGUSER_OS" ]; then "$@"; else runuser -u "$PGUSER_OS" -- "$@"; fi
+  if [ "$(id -un)" = "$PGUSER_OS" ]; then "$@"; else (cd / && runuser -u "$PGUSER_OS" -- "$@"); fi
 }
 
 ensure_user() {
