@@ -51,6 +51,8 @@ public:
 	bool operator()(const char msg[]) noexcept override;
 	/* Seconds since `since` when a notice containing `needle` first came, or -1. */
 	double first(const std::string &needle, Clock::time_point since) const;
+	/* Text of that first notice ("" if none). */
+	std::string first_text(const std::string &needle, Clock::time_point since) const;
 	size_t count(const std::string &needle) const;
 	std::vector<std::string> all() const;
 

@@ -55,6 +55,15 @@ double NoticeLog::first(const std::string &needle, Clock::time_point since) cons
 	return -1;
 }
 
+std::string NoticeLog::first_text(const std::string &needle, Clock::time_point since) const
+{
+	std::lock_guard<std::mutex> g(mu_);
+	for (auto &l : lines_)
+		if (l.first >= since && l.second.find(needle) != std::string::npos)
+			return l.second;
+	return "";
+}
+
 size_t NoticeLog::count(const std::string &needle) const
 {
 	std::lock_guard<std::mutex> g(mu_);

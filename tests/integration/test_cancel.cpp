@@ -15,7 +15,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -108,32 +110,48 @@ TEST(Cancel, DuringIterations)
 
 TEST(Cancel, DuringScan)
 {
-	/* k = 2 and one iteration: nearly all the time is spent reading the table. */
+	/*
+	 * k = 2 and one iteration: nearly all the time is spent reading the table.
+	 * A first, uncancelled run calibrates when the scan ends: the init progress
+	 * line arrives at (scan end + engine time), and its DETAIL gives the engine
+	 * time ("elapsed X s" since the engine run was created).
+	 */
+	const std::string query =
+		"SELECT count(*) FROM kmeans('pgkm_itest.big', ARRAY['v'], 2, max_iter => 1, seed => 1)";
 	pqxx::connection c("");
 	NoticeLog log(c);
 	exec(c, "SET client_min_messages = info");
 	const int pid = c.backendpid();
 
+	auto tc = Clock::now();
+	exec(c, query);
+	const double init_at = log.first("pg_kmeans run 1/1 init", tc);
+	const std::string init_text = log.first_text("pg_kmeans run 1/1 init", tc);
+	const size_t at = init_text.find("elapsed ");
+	ASSERT_TRUE(init_at >= 0 && at != std::string::npos) << "no init progress line: " << init_text;
+	const double scan_end = init_at - std::atof(init_text.c_str() + at + 8);
+
 	auto t0 = Clock::now();
 	std::atomic<bool> finished{false};
 	double t_cancel = -1;
+	const int delay_ms = static_cast<int>(std::max(0.0, std::min(0.1, scan_end / 3)) * 1000);
 	std::thread canceller([&] {
-		/* Reading 1M x 32 takes about 0.2 s on 2 cores (warm cache); 60 ms is well inside. */
-		std::this_thread::sleep_for(std::chrono::milliseconds(60));
+		std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
 		if (finished)
 			return;
 		t_cancel = seconds_since(t0);
 		c.cancel_query();
 	});
-	Outcome o = run_expecting_error(
-		c, "SELECT count(*) FROM kmeans('pgkm_itest.big', ARRAY['v'], 2, max_iter => 1, seed => 1)", t0);
+	Outcome o = run_expecting_error(c, query, t0);
 	finished = true;
 	canceller.join();
 	/* Init and iteration lines both start "pg_kmeans run"; none may precede the cancel. */
 	double first_step = log.first("pg_kmeans run", t0);
-	std::cout << "[ itest    ] cancel sent at " << t_cancel << " s, error after " << o.t_error
-			  << " s, first progress line at " << first_step << " s: " << o.message << std::endl;
-	ASSERT_GE(t_cancel, 0) << "the run finished in under 0.06 s: table too small to test the scan";
+	std::cout << "[ itest    ] scan ends ~" << scan_end << " s into the call; cancel sent at " << t_cancel
+			  << " s, error after " << o.t_error << " s, first progress line at " << first_step << " s: "
+			  << o.message << std::endl;
+	ASSERT_GE(t_cancel, 0) << "the run finished before the cancel";
+	EXPECT_LT(t_cancel, scan_end) << "cancel was sent after the calibrated end of the scan";
 	EXPECT_TRUE(first_step < 0 || first_step > t_cancel) << "cancel did not land in the scan phase";
 	EXPECT_EQ(o.sqlstate, "57014") << o.message;
 	EXPECT_LT(o.t_error - t_cancel, 1.0) << "cancel took too long to land";
