@@ -14,3 +14,16 @@ if [ "$PGKM_CUDA" != OFF ] && ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/loc
   export PATH=$PATH:/usr/local/cuda/bin
 fi
 MAKE_VARS=(BUILD_DIR="$BUILD_DIR" PGKM_CUDA="$PGKM_CUDA" CMAKE_EXTRA="$CMAKE_EXTRA")
+
+# `make` configures CMake only when the build folder is new; re-run the
+# configure step when PGKM_CUDA differs from what the folder was made with.
+reconfigure_if_changed() {
+  local cache=$BUILD_DIR/CMakeCache.txt cached
+  [ -f "$cache" ] || return 0
+  cached=$(sed -n 's/^PGKM_CUDA:STRING=//p' "$cache")
+  if [ "$cached" != "$PGKM_CUDA" ]; then
+    echo "build folder $BUILD_DIR was configured with PGKM_CUDA=$cached; reconfiguring with $PGKM_CUDA"
+    cmake -S "$ROOT" -B "$BUILD_DIR" -DPGKM_CUDA="$PGKM_CUDA" $CMAKE_EXTRA >/dev/null
+    touch "$BUILD_DIR/engine_link.mk"
+  fi
+}

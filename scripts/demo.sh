@@ -21,7 +21,7 @@ if [ "${SKIP_DEPS:-0}" != 1 ]; then
   step "Debian packages"; scripts/install-deps.sh
 fi
 step "build (make -j$JOBS)"
-make -s -j"$JOBS" "${MAKE_VARS[@]}" >"$ROOT/.demo-build.log" 2>&1 || { tail -40 "$ROOT/.demo-build.log"; exit 1; }
+{ reconfigure_if_changed && make -s -j"$JOBS" "${MAKE_VARS[@]}"; } >"$ROOT/.demo-build.log" 2>&1 || { tail -40 "$ROOT/.demo-build.log"; exit 1; }
 step "install"
 make -s install "${MAKE_VARS[@]}" >>"$ROOT/.demo-build.log" 2>&1 || { tail -40 "$ROOT/.demo-build.log"; exit 1; }
 # The server runs as `postgres`, which cannot enter a checkout under a 0700

@@ -115,8 +115,9 @@ mkdir -p "$LOGS"
 if [ "${SKIP_DEPS:-0}" != 1 ]; then
   setup_step deps "$ROOT/scripts/install-deps.sh"
 fi
-setup_step build make -j"$JOBS" "${MAKE_VARS[@]}"
-grep -E 'CUDA|cuda' "$LOGS/build.log" | grep -iE 'found|compiler|plugin' | head -3
+build() { reconfigure_if_changed && make -j"$JOBS" "${MAKE_VARS[@]}"; }
+setup_step build build
+grep -E '^(ENGINE_HAVE_CUDA|CUDA_PLUGIN)' "$BUILD_DIR/engine_link.mk" | sed 's/^/   /'
 setup_step install make install "${MAKE_VARS[@]}"
 
 test_phase unit count_ctest bash -c "cd '$BUILD_DIR' && ctest --output-on-failure -j$JOBS --timeout 300"
