@@ -505,6 +505,12 @@ step_iterate(pgkm_run *r, pgkm_progress *progress)
 	std::copy(r->centers.begin(), r->centers.begin() + kd, r->old_centers.begin());
 	IterStats	st;
 	r->backend->iterate(&st, r->centers.data(), r->sizes.data());
+	/*
+	 * A run's first iteration compares with "no labels" (sklearn starts from
+	 * -1), whatever a backend remembers from an earlier run of this n_init.
+	 */
+	if (r->iter == 0)
+		st.moved = r->n;
 	int32_t		repaired = repair_empty_clusters(r, r->centers.data(), r->sizes.data(), k);
 	if (repaired > 0)
 		r->backend->set_centroids(r->centers.data(), k);

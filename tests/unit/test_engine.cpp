@@ -421,6 +421,27 @@ TEST(Determinism, MoreRunsNeverWorse)
 	EXPECT_EQ(four.progress.back().run, 3);
 }
 
+TEST(Determinism, EachRunStartsFromNoLabels)
+{
+	/* two distinct points: every run starts from the same two centers */
+	std::vector<float> x = {0, 0, 0, 0, 0, 0, 4, 4, 4, 4};
+	pgkm_options o = options(2);
+	o.n_init = 3;
+	o.init = PGKM_INIT_RANDOM;
+	Result		r = run(x, 2, o);
+	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+	int			firsts = 0;
+	for (const pgkm_progress &p : r.progress)
+		if (p.iteration == 1 && p.moved != 0)
+		{
+			firsts++;
+			EXPECT_EQ(p.moved, 5) << "run " << p.run;
+		}
+	EXPECT_EQ(firsts, 3);
+	EXPECT_EQ(r.iterations, 1);	/* centers did not move: shift 0 <= tol (sklearn stops here too) */
+	EXPECT_EQ(r.converged, 1);
+}
+
 /* ---- known answers ---- */
 TEST(KnownAnswers, TwoSeparatedGroups)
 {
