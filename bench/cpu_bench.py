@@ -36,8 +36,8 @@ import psycopg2
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODEL = 'bench_cpu_model'
-BEGIN = '<!-- cpu-bench:generated:begin (bench/cpu_bench.py rewrites this block) -->'
-END = '<!-- cpu-bench:generated:end -->'
+BEGIN = '<!-- cpu-bench:%s:begin (bench/cpu_bench.py rewrites this block) -->'
+END = '<!-- cpu-bench:%s:end -->'
 
 
 def parse_args():
@@ -60,14 +60,22 @@ def parse_args():
     p.add_argument('--timeout-s', type=int, default=600, help='statement_timeout per timed statement')
     p.add_argument('--single-run-above-s', type=float, default=60.0,
                    help='when a first run takes longer, do not repeat it')
-    p.add_argument('--wait-quiet-s', type=float, default=0,
+    p.add_argument('--wait-quiet-s', type=float, default=15,
                    help='before each run wait up to this long for other processes to go idle')
     p.add_argument('--quiet-cores', type=float, default=0.25)
-    p.add_argument('--json', default=os.path.join(HERE, 'results_cpu.json'))
+    p.add_argument('--clean-cores', type=float, default=0.3,
+                   help='repeat a run when other processes used this many cores or more meanwhile (0 = off)')
+    p.add_argument('--max-attempts', type=int, default=6, help='runs per method at most, with --clean-cores')
+    p.add_argument('--json', default=None, help='default bench/results_cpu[_BLOCK].json')
     p.add_argument('--results-md', default=os.path.join(HERE, 'RESULTS.md'))
     p.add_argument('--command', default='', help='command line to record in RESULTS.md')
+    p.add_argument('--block', default='generated',
+                   help='name of the RESULTS.md block this run replaces (e.g. threads1 for a second run)')
     p.add_argument('--no-md', action='store_true')
-    return p.parse_args()
+    a = p.parse_args()
+    if a.json is None:
+        a.json = os.path.join(HERE, 'results_cpu%s.json' % ('' if a.block == 'generated' else '_' + a.block))
+    return a
 
 
 def log(msg):
@@ -270,22 +278,34 @@ def med(xs):
     return statistics.median(xs) if xs else None
 
 
+def is_clean(a, out):
+    """A run counts when other processes stayed below --clean-cores meanwhile
+    (always, when that cannot be measured or --clean-cores is 0)."""
+    return a.clean_cores <= 0 or out.get('other_cores') is None or out['other_cores'] < a.clean_cores
+
+
 def bench_config(db, a, methods, tbl, n, d, k):
+    """Runs every method --repeats times, interleaved (method A, B, C, A, B,
+    C, ...) so that drift hits all alike. On a shared machine a run during
+    which other processes were busy is repeated, up to --max-attempts runs
+    per method; the median is then over the clean runs only."""
     res = {}
     for m in methods:
         if m == 'postgis' and d != 2:
             continue
         res[m] = {'runs': []}
-    for rep in range(a.repeats):
+    for attempt in range(max(a.max_attempts, a.repeats)):
         for m in res:
             r = res[m]
-            if r.get('stop'):
+            clean = [x for x in r['runs'] if x['time'] is not None and is_clean(a, x)]
+            if r.get('stop') or len(clean) >= a.repeats:
                 continue
             out = run_method_cpu(db, a, m, tbl, d, k)
+            out['clean'] = is_clean(a, out)
             r['runs'].append(out)
             if out['time'] is None:
                 r['stop'] = out['error']
-                log('  %-8s n=%d d=%d k=%d run %d: %s' % (m, n, d, k, rep + 1, out['error']))
+                log('  %-8s n=%d d=%d k=%d run %d: %s' % (m, n, d, k, attempt + 1, out['error']))
                 continue
             extra = ''
             if 'fit_s' in out:
@@ -293,20 +313,27 @@ def bench_config(db, a, methods, tbl, n, d, k):
             if 'engine_s' in out:
                 extra = ' (engine %.3f s, %s iter)' % (out['engine_s'] or float('nan'), out['iterations'])
             if 'other_cores' in out:
-                extra += ' [backend %.2f cores, others %.2f cores]' % (out['backend_cores'], out['other_cores'])
-            log('  %-8s n=%d d=%d k=%d run %d: %.3f s%s' % (m, n, d, k, rep + 1, out['time'], extra))
-            if rep == 0 and 'key' in out:
+                extra += ' [backend %.2f cores, others %.2f cores%s]' % (
+                    out['backend_cores'], out['other_cores'], '' if out['clean'] else ': noisy, repeat')
+            log('  %-8s n=%d d=%d k=%d run %d: %.3f s%s' % (m, n, d, k, attempt + 1, out['time'], extra))
+            if 'inertia' not in r and 'key' in out:
                 # Labels are deterministic (fixed seeds; PostGIS has no randomness), so the
                 # first run's labelling stands for all.
                 r['inertia'], r['n_rows'], r['n_clusters'] = inertia_of_labels(db, tbl, d, out['key'])
-            if rep == 0 and out['time'] > a.single_run_above_s:
-                r['stop'] = 'single run (first run took %.0f s)' % out['time']
+            if out['time'] > a.single_run_above_s:
+                r['stop'] = 'single run (took %.0f s)' % out['time']
+    for m, r in res.items():
+        ok = [x for x in r['runs'] if x['time'] is not None]
+        clean = [x for x in ok if x.get('clean')]
+        r['used'] = clean if clean else ok
+        if ok and len(clean) < min(a.repeats, len(ok)) and not r.get('stop'):
+            r['stop'] = 'only %d of %d runs clean (others busy)' % (len(clean), len(ok))
     summary = {}
     for m, r in res.items():
-        s = {'n_runs': len(r['runs']), 'note': r.get('stop', '')}
-        s['time'] = med([x['time'] for x in r['runs']])
+        s = {'n_runs': len(r['used']), 'n_attempts': len(r['runs']), 'note': r.get('stop', '')}
+        s['time'] = med([x['time'] for x in r['used']])
         for key in ('fit_s', 'read_s', 'engine_s', 'backend_cores', 'other_cores'):
-            vals = [x.get(key) for x in r['runs'] if x.get(key) is not None]
+            vals = [x.get(key) for x in r['used'] if x.get(key) is not None]
             if vals:
                 s[key] = statistics.median(vals)
         for key in ('iterations', 'inertia_reported', 'device'):
@@ -316,7 +343,7 @@ def bench_config(db, a, methods, tbl, n, d, k):
         for key in ('inertia', 'n_rows', 'n_clusters'):
             if key in r:
                 s[key] = r[key]
-        s['all_times'] = [x['time'] for x in r['runs']]
+        s['all_runs'] = r['runs']
         summary[m] = s
     return summary
 
@@ -353,6 +380,14 @@ def machine_info(db):
     try:
         info['git'] = subprocess.check_output(['git', '-C', HERE, 'rev-parse', '--short', 'HEAD'],
                                               text=True, stderr=subprocess.DEVNULL).strip()
+        # The build uses the working tree: say so when the engine or glue differ from HEAD.
+        dirty = subprocess.check_output(['git', '-C', os.path.dirname(HERE), 'status', '--porcelain',
+                                         '--', 'src', 'sql', 'CMakeLists.txt', 'Makefile'],
+                                        text=True, stderr=subprocess.DEVNULL).strip()
+        if dirty:
+            info['git'] += ' + uncommitted changes in ' + ', '.join(sorted(
+                {ln[3:].split('/')[0] + ('/' + ln[3:].split('/')[1] if ln[3:].count('/') > 1 else '')
+                 for ln in dirty.splitlines()}))
     except Exception:
         info['git'] = 'unknown'
     return info
@@ -379,7 +414,7 @@ def ratio(a, b):
 def render_md(res):
     a = res['args']
     mi = res['machine']
-    L = [BEGIN, '']
+    L = [BEGIN % a['block'], '']
     L.append('Generated %s at git %s by `bench/cpu_bench.py`.' % (mi['date'], mi['git']))
     L.append('')
     L.append('**Command:** `%s`' % (res['command'] or 'bench/run_cpu_bench.sh'))
@@ -398,9 +433,13 @@ def render_md(res):
              'scikit-learn (KMeans(algorithm="lloyd"), fed %s); PostGIS has no iteration, '
              'tolerance or init parameter (deterministic farthest-point init, runs to convergence, at most 1000 '
              'iterations). `jit = off`, `max_parallel_workers_per_gather = 0`. Median of %d runs '
-             '(single runs are marked). Data: Gaussian blobs, %d centres uniform in [-%g, %g]^d, '
+             '(single runs are marked)%s. Data: Gaussian blobs, %d centres uniform in [-%g, %g]^d, '
              'sigma %g, numpy seed %d; float8 columns x1..xd (+ a PostGIS point for d = 2).'
              % (a['threads'], a['max_iter'], a['tol'], a['seed'], a['sk_dtype'], a['repeats'],
+                ('; on this shared machine a run counts only when other processes used < %.2f cores '
+                 'meanwhile, else it is repeated (at most %d runs per method; "noisy" notes mark '
+                 'configurations where that failed)' % (a['clean_cores'], a['max_attempts']))
+                if a.get('clean_cores') else '',
                 a['centers'], a['box'], a['box'], a['sigma'], a['data_seed']))
     L.append('')
     L.append('Times in seconds. Ratios are *other / pg_kmeans*: above 1× pg_kmeans is faster.')
@@ -475,26 +514,37 @@ def render_md(res):
         L.append('Table load (generation in PL/Python + CREATE TABLE AS + VACUUM, not part of any timing): '
                  + '; '.join('%s %.1f s' % (t, s) for t, s in res['load'].items() if s) + '.')
         L.append('')
-    L.append('Raw numbers (every run): `bench/results_cpu.json`.')
+    L.append('Raw numbers (every run): `bench/%s`.' % os.path.basename(a['json']))
     L.append('')
-    L.append(END)
+    L.append(END % a['block'])
     return '\n'.join(L)
 
 
-def write_md(path, block):
-    """Replaces the generated block of the CPU section, keeping everything else."""
+def write_md(path, block, name):
+    """Replaces this run's block of the CPU section, keeping everything else
+    (the hand-written findings, other blocks, the GPU section)."""
+    begin, end = BEGIN % name, END % name
     head = ('# pg_kmeans benchmark results\n\n'
             'Each section is owned by the benchmark that writes it; reruns replace only their own block.\n\n')
     if os.path.exists(path):
         text = open(path).read()
     else:
         text = head
-    if BEGIN in text and END in text:
-        pre, rest = text.split(BEGIN, 1)
-        post = rest.split(END, 1)[1]
+    cpu_head = '## CPU engine vs scikit-learn and PostGIS'
+    if begin in text and end in text:
+        pre, rest = text.split(begin, 1)
+        post = rest.split(end, 1)[1]
         text = pre + block + post
+    elif cpu_head in text:
+        # Add the block at the end of the CPU section (before the next "## ").
+        pre, rest = text.split(cpu_head, 1)
+        nxt = rest.find('\n## ')
+        if nxt < 0:
+            text = text.rstrip('\n') + '\n\n' + block + '\n'
+        else:
+            text = pre + cpu_head + rest[:nxt].rstrip('\n') + '\n\n' + block + '\n' + rest[nxt:]
     else:
-        text = text.rstrip('\n') + '\n\n## CPU engine vs scikit-learn and PostGIS (2-core dev machine)\n\n' + block + '\n'
+        text = text.rstrip('\n') + '\n\n' + cpu_head + '\n\n' + block + '\n'
     with open(path, 'w') as f:
         f.write(text)
 
@@ -542,7 +592,7 @@ def main():
     block = render_md(res)
     print(block)
     if not a.no_md:
-        write_md(a.results_md, block)
+        write_md(a.results_md, block, a.block)
         log('wrote %s' % a.results_md)
 
 
