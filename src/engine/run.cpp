@@ -12,9 +12,14 @@
  *     and inertia (sklearn skips it only when strictly converged, where it
  *     gives the same labels); iterations counts the Lloyd updates done.
  * Policies (documented in the README by the glue):
- *   - empty cluster: FAISS-style split of the largest cluster;
+ *   - empty cluster: FAISS-style split of the largest cluster (counted in
+ *     empty_cluster_repairs);
  *   - fewer distinct points than k: k-means++ and random init return only
- *     as many clusters as there are distinct points (result.k < k_requested).
+ *     as many clusters as there are distinct points (result.k < k_requested);
+ *     with given centroids, clusters that cannot be filled are dropped at the
+ *     end (same signal). No empty cluster is ever returned.
+ *   - progress.inertia of the init step is the k-means++ potential on the
+ *     CPU, NaN where it is not computed (random, given, GPU k-means++).
  */
 #include "engine_internal.h"
 
@@ -71,6 +76,8 @@ struct pgkm_run
 	int32_t		repairs = 0;
 	bool		converged = false;
 	std::vector<double> centers, old_centers, init_centers;
+	std::vector<char> split_last;	/* cluster took part in a split last iteration */
+	std::vector<char> split_futile;	/* a split of this cluster did not separate points: stop */
 	std::vector<int64_t> sizes;
 	std::vector<int32_t> labels;
 	std::vector<double> dist2;
@@ -421,6 +428,9 @@ random_init(pgkm_run *r, uint64_t seed, double *centers)
  * largest cluster; the two are pushed apart by a small relative epsilon in
  * opposite directions (alternating per feature), and the largest cluster's
  * count is assumed split in two. Deterministic; returns the repairs done.
+ * A cluster that is empty again right after taking part in a split was
+ * split from identical points (fewer distinct points than k): it is given up
+ * (left empty, then dropped from the result) instead of split forever.
  */
 static int32_t
 repair_empty_clusters(pgkm_run *r, double *centers, int64_t *sizes, int32_t k)
@@ -428,9 +438,14 @@ repair_empty_clusters(pgkm_run *r, double *centers, int64_t *sizes, int32_t k)
 	const int32_t d = r->d;
 	int32_t		repairs = 0;
 	std::vector<int64_t> sz(sizes, sizes + k);
+	std::vector<char> split_now(k, 0);
 	for (int32_t ci = 0; ci < k; ci++)
 	{
 		if (sz[ci] != 0)
+			continue;
+		if (r->split_last[ci])
+			r->split_futile[ci] = 1;
+		if (r->split_futile[ci])
 			continue;
 		int32_t		cj = 0;
 		for (int32_t c = 1; c < k; c++)
@@ -449,9 +464,44 @@ repair_empty_clusters(pgkm_run *r, double *centers, int64_t *sizes, int32_t k)
 		}
 		sz[ci] = sz[cj] / 2;
 		sz[cj] -= sz[ci];
+		split_now[ci] = split_now[cj] = 1;
 		repairs++;
 	}
+	r->split_last.swap(split_now);
 	return repairs;
+}
+
+/*
+ * No empty cluster is returned: clusters still empty after the final
+ * assignment (only possible with fewer distinct points than k) are dropped
+ * and labels renumbered, so result.k < k_requested says so.
+ */
+static void
+drop_empty_clusters(pgkm_run *r)
+{
+	const int32_t d = r->d, k = r->k;
+	std::vector<int32_t> map(k, -1);
+	int32_t		kept = 0;
+	for (int32_t c = 0; c < k; c++)
+		if (r->sizes[c] > 0)
+		{
+			if (kept != c)
+			{
+				std::copy(r->centers.begin() + (size_t) c * d, r->centers.begin() + (size_t) (c + 1) * d,
+						  r->centers.begin() + (size_t) kept * d);
+				std::copy(r->init_centers.begin() + (size_t) c * d,
+						  r->init_centers.begin() + (size_t) (c + 1) * d,
+						  r->init_centers.begin() + (size_t) kept * d);
+				r->sizes[kept] = r->sizes[c];
+			}
+			map[c] = kept++;
+		}
+	if (kept == k)
+		return;
+	for (int32_t &l : r->labels)
+		l = map[l];
+	r->init_centers.resize((size_t) kept * d);
+	r->k = kept;
 }
 
 static void
@@ -492,6 +542,8 @@ step_init(pgkm_run *r, pgkm_progress *progress)
 	r->init_centers.assign(r->centers.begin(), r->centers.begin() + (size_t) k * d);
 	r->iter = 0;
 	r->repairs = 0;
+	r->split_last.assign(k, 0);
+	r->split_futile.assign(k, 0);
 	r->converged = false;
 	r->phase = Phase::Iterate;
 	fill_progress(r, progress, 0, potential, 0);
@@ -517,7 +569,14 @@ step_iterate(pgkm_run *r, pgkm_progress *progress)
 	r->repairs += repaired;
 	r->iter++;
 	fill_progress(r, progress, r->iter, st.inertia, st.moved);
-	if (st.moved == 0 && repaired == 0)
+	if (repaired > 0)
+	{
+		/* split clusters need at least one Lloyd update before any stop test */
+		if (r->iter >= r->opt.max_iter)
+			r->phase = Phase::Final;
+		return;
+	}
+	if (st.moved == 0)
 	{
 		r->converged = true;	/* strict convergence: labels unchanged */
 		r->phase = Phase::Final;
@@ -541,9 +600,11 @@ step_iterate(pgkm_run *r, pgkm_progress *progress)
 static void
 step_final(pgkm_run *r, pgkm_progress *progress)
 {
-	const int32_t d = r->d, k = r->k;
+	const int32_t d = r->d;
 	double		inertia = 0;
 	r->backend->assign(r->labels.data(), r->dist2.data(), r->sizes.data(), &inertia);
+	drop_empty_clusters(r);
+	const int32_t k = r->k;
 	fill_progress(r, progress, r->iter, inertia, 0);
 	if (!r->have_best || inertia < r->best_inertia)
 	{

@@ -531,6 +531,36 @@ TEST(Policies, FewerDistinctPointsThanK)
 	EXPECT_EQ(r.sizes[0], 10);
 }
 
+TEST(Policies, GivenCentroidsOnFewerDistinctPointsDropUnfillableClusters)
+{
+	std::vector<float> x;
+	for (int rep = 0; rep < 4; rep++)
+		for (float v : {0.f, 0.f, 5.f, 5.f, -3.f, 2.f})
+			x.push_back(v);
+	/* five given centroids, two of them duplicates: only three clusters can hold points */
+	std::vector<double> init = {0, 0, 5, 5, -3, 2, 0, 0, 5, 5};
+	for (double tol : {1e-4, 0.0})
+	{
+		pgkm_options o = options(5);
+		o.init = PGKM_INIT_GIVEN;
+		o.initial_centroids = init.data();
+		o.tol = tol;
+		Result		r = run(x, 2, o);
+		ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+		EXPECT_EQ(r.k, 3);
+		EXPECT_EQ(r.k_requested, 5);
+		EXPECT_EQ(r.inertia, 0.0);
+		EXPECT_EQ(r.sizes, (std::vector<int64_t>{4, 4, 4}));
+		EXPECT_EQ(r.centroids, (std::vector<double>{0, 0, 5, 5, -3, 2}));
+		EXPECT_EQ(r.init, (std::vector<double>{0, 0, 5, 5, -3, 2}));
+		EXPECT_EQ(r.labels[0], 0);
+		EXPECT_EQ(r.labels[1], 1);
+		EXPECT_EQ(r.labels[2], 2);
+		EXPECT_GE(r.repairs, 1);
+		EXPECT_LT(r.iterations, 10);
+	}
+}
+
 TEST(Policies, EmptyClusterIsSplitFromTheLargest)
 {
 	auto		x = blobs(3000, 2, 3, 31, 1.0);
