@@ -29,6 +29,29 @@ struct CudaPlugin
 
 static std::mutex plugin_mu;
 
+/*
+ * The NVIDIA driver library checked for before the plugin is loaded. The
+ * plugin links cuBLAS, which maps ~140 MB into the backend for good; on a
+ * machine with no driver that would be paid by every backend that merely asks
+ * whether a GPU exists. An empty name skips the check (unit tests' stand-in).
+ */
+static std::string &
+driver_library()
+{
+	static std::string name = "libcuda.so.1";	/* function-local: safe from static-init order */
+	return name;
+}
+
+extern "C" const char *
+pgkm_internal_set_driver_library(const char *soname)
+{
+	static std::string previous;
+	std::lock_guard<std::mutex> lk(plugin_mu);
+	previous = driver_library();
+	driver_library() = soname ? soname : "";
+	return previous.c_str();
+}
+
 const CudaPlugin *
 load_cuda_plugin(const char *path, std::string *why)
 {
@@ -43,6 +66,12 @@ load_cuda_plugin(const char *path, std::string *why)
 	if (it != loaded.end())
 		return it->second;
 
+	const std::string &driver = driver_library();
+	if (!driver.empty() && !dlopen(driver.c_str(), RTLD_LAZY | RTLD_LOCAL))
+	{
+		*why = "no NVIDIA driver (" + driver + " cannot be loaded)";
+		return nullptr;
+	}
 	void	   *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
 	{

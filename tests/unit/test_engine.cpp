@@ -1,3 +1,4 @@
+#include <dlfcn.h>
 /*
  * Engine unit tests: the engine against an independent brute-force fp64
  * Lloyd written here (scikit-learn 1.2 semantics), invariants, determinism,
@@ -906,7 +907,26 @@ gpu_options(int32_t k, int32_t device = PGKM_DEVICE_GPU)
 	o.gpu_plugin_path = PGKM_FAKE_CUDA_PLUGIN;
 	return o;
 }
+
+/* The stand-in needs no NVIDIA driver: skip the loader's driver check in this binary. */
+extern "C" const char *pgkm_internal_set_driver_library(const char *soname);
+const std::string driver_check_saved = pgkm_internal_set_driver_library("");
 }							/* namespace */
+
+/* With no driver the plugin (and the cuBLAS it links) is never loaded. */
+TEST(GpuDriver, NoDriverMeansNoPluginLoad)
+{
+	pgkm_internal_set_driver_library("libpgkm-no-such-driver.so.1");
+	std::vector<float> x = {0, 0, 0, 1, 10, 10, 10, 11};
+	Result		r = run(x, 2, gpu_options(2, PGKM_DEVICE_AUTO));
+	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+	EXPECT_EQ(r.device, "cpu");
+	EXPECT_EQ(r.fallback, "no NVIDIA driver (libpgkm-no-such-driver.so.1 cannot be loaded)");
+	r = run(x, 2, gpu_options(2));
+	EXPECT_EQ(r.status, PGKM_ERR_GPU_UNAVAILABLE);
+	EXPECT_EQ(dlopen(PGKM_FAKE_CUDA_PLUGIN, RTLD_NOW | RTLD_NOLOAD), nullptr);
+	pgkm_internal_set_driver_library("");
+}
 
 /* Runs first in this group: the loader caches a plugin only once its probe succeeded. */
 TEST(GpuDriver, ProbeAndSetupFailures)
