@@ -33,7 +33,8 @@ PLAIN=(g++ make cmake pkg-config libpqxx-dev libopenblas-dev googletest libgtest
 PG_PINNED=(postgresql-15 postgresql-client-15 postgresql-server-dev-15 postgresql-plpython3-15 libpq-dev libpq5)
 BENCH_PKGS=(postgresql-15-postgis-3)
 
-installed_version() { dpkg-query -W -f='${db:Status-Abbrev}${Version}' "$1" 2>/dev/null | sed -n 's/^ii *//p'; }
+# Installed version of a package, or nothing (never fails: set -e + pipefail).
+installed_version() { { dpkg-query -W -f='${db:Status-Abbrev}${Version}' "$1" 2>/dev/null || true; } | sed -n 's/^ii *//p'; }
 
 missing=()
 for p in "${PLAIN[@]}" "${PG_PINNED[@]}"; do
