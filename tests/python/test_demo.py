@@ -30,7 +30,7 @@ def test_demo_sql(conn):
         assert ari >= 0.99
         assert "demo_model | 5 | 4" in out.stdout
         # kmeans_centroids printed five clusters: "  c | {x,y,z,w} | size | inertia"
-        assert len(re.findall(r"^\s+[0-4] \| \{[-0-9.,]+\} \|", out.stdout, re.M)) == 5, out.stdout
+        assert len(re.findall(r"^\s+[0-4] \| \{[-0-9.,]+\}\s+\| +\d+ \|", out.stdout, re.M)) == 5, out.stdout
     finally:
         with conn.cursor() as cur:
             cur.execute("DROP DATABASE IF EXISTS pgkm_demo")
