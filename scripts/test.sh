@@ -123,6 +123,8 @@ setup_step install make install "${MAKE_VARS[@]}"
 test_phase unit count_ctest bash -c "cd '$BUILD_DIR' && ctest --output-on-failure -j$JOBS --timeout 300"
 
 start_cluster() {
+  # A fresh cluster every run; stop one left behind by an interrupted run first.
+  if [ -f "$PGDIR/data/postmaster.pid" ]; then "$ROOT/scripts/pg-cluster.sh" stop "$PGDIR" || true; fi
   rm -rf "$PGDIR"
   local exports; exports=$("$ROOT/scripts/pg-cluster.sh" start "$PGDIR" "$PORT") || return 1
   eval "$exports"
