@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 namespace itest
@@ -115,8 +116,11 @@ public:
 		const int64_t n = big_rows();
 		const int d = big_dims();
 		const std::string tag = std::to_string(n) + "x" + std::to_string(d);
+		/* Reuse needs the same shape and all rows (a crash empties UNLOGGED tables). */
 		auto r = exec(c, "SELECT obj_description(to_regclass('pgkm_itest.big'), 'pg_class')");
-		if (r[0][0].is_null() || r[0][0].as<std::string>() != tag)
+		bool reuse = !r[0][0].is_null() && r[0][0].as<std::string>() == tag &&
+					 scalar<int64_t>(c, "SELECT count(*) FROM pgkm_itest.big") == n;
+		if (!reuse)
 		{
 			exec(c, "DROP TABLE IF EXISTS pgkm_itest.big");
 			exec(c, "SELECT setseed(0.25)");
@@ -125,9 +129,9 @@ public:
 					") WHERE i > 0) AS v FROM generate_series(1, " + std::to_string(n) + ") i");
 			exec(c, "COMMENT ON TABLE pgkm_itest.big IS '" + tag + "'");
 			exec(c, "VACUUM ANALYZE pgkm_itest.big");
+			/* Warm the buffer cache so that scan timings do not depend on disk. */
+			exec(c, "SELECT count(*) FROM pgkm_itest.big");
 		}
-		/* Warm the buffer cache so that scan timings do not depend on disk. */
-		exec(c, "SELECT count(*) FROM pgkm_itest.big");
 
 		/*
 		 * Small well-separated Gaussian blobs, one table per concurrent session:
@@ -162,7 +166,28 @@ FROM generate_series(0, 7) s, generate_series(0, 1 + s) j,
 				"FROM generate_series(1, 10000) i");
 		std::cout << "[ itest    ] tables ready in " << seconds_since(t0) << " s (big: " << tag
 				  << ")" << std::endl;
+		watcher_.reset(new pqxx::connection(""));
 	}
+
+	/*
+	 * A backend that crashes makes the postmaster end every session, so a
+	 * connection that stayed idle through the whole suite detects a crash
+	 * that the tests themselves might have survived by reconnecting.
+	 */
+	void TearDown() override
+	{
+		try
+		{
+			itest::exec(*watcher_, "SELECT 1");
+		}
+		catch (const std::exception &e)
+		{
+			ADD_FAILURE() << "the idle watcher connection died (a backend crashed?): " << e.what();
+		}
+	}
+
+private:
+	std::unique_ptr<pqxx::connection> watcher_;
 };
 
 }  // namespace
