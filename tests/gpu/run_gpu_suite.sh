@@ -1,0 +1,42 @@
+#!/bin/bash
+# tests/gpu/run_gpu_suite.sh: the whole GPU suite on a bare CUDA host (H100).
+#   run from the repository root with .gpuhost/ carried along
+#   (pg.tar.xz + pg-up.sh from ../shared/gpu-host, deps.tar.xz: OpenBLAS/CBLAS/GoogleTest);
+#   logs go to $OUT (default ./gpu-out).
+# Steps: build engine + plugin + GPU tests (CUDA ON, arch 90); GPU unit tests and
+# compute-sanitizer (memcheck, racecheck) on small cases; PostgreSQL from the
+# bundle; make install; pg_regress (make installcheck) with the GPU as default
+# device ('auto'), skipping gpu_unavailable; benchmarks (engine alone, PyTorch,
+# sklearn, CPU engine).   usage: bash tests/gpu/run_gpu_suite.sh [--no-bench]
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu-out}; export OUT; mkdir -p "$OUT"
+status=0
+bash tests/gpu/device_run.sh tests 2>&1 | tee "$OUT/suite_gpu_tests.txt" || status=1
+[ -d /opt/gpudeps/lib ] && export LD_LIBRARY_PATH=/opt/gpudeps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+# PostgreSQL from the bundle, extension built and installed with the plugin
+if bash .gpuhost/pg-up.sh .gpuhost/pg.tar.xz >"$OUT/pg-up.log" 2>&1; then
+  . /opt/pg/env
+  extra=""
+  [ -d /opt/gpudeps ] && extra="-DOPENBLAS_LIB=/opt/gpudeps/lib/libopenblas.so.0 -DCBLAS_INCLUDE=/opt/gpudeps/include -DGTEST_ROOT=/opt/gpudeps"
+  make PG_CONFIG=$PG_CONFIG BUILD_DIR=build-pg PGKM_CUDA=ON \
+       CMAKE_EXTRA="-DCMAKE_CUDA_ARCHITECTURES=90-real -DPGKM_BUILD_TESTS=OFF $extra" -j"$(nproc)" >"$OUT/pg-build.log" 2>&1 &&
+  make PG_CONFIG=$PG_CONFIG BUILD_DIR=build-pg install >>"$OUT/pg-build.log" 2>&1 || { tail -30 "$OUT/pg-build.log"; status=1; }
+  # the backend must find OpenBLAS if it came from the deps bundle
+  [ -d /opt/gpudeps/lib ] && cp -L /opt/gpudeps/lib/lib*.so* /opt/pg/lib/ 2>/dev/null
+  # device => 'auto' is kmeans()'s default, so the suite runs on the GPU here; the
+  # plugin is found at $pkglibdir/pg_kmeans_cuda.so (installed above)
+  tests=$(ls sql/*.sql | xargs -n1 basename | sed 's/\.sql$//' | grep -v -E '^pg_kmeans--|^gpu_unavailable$' | tr '\n' ' ')
+  make PG_CONFIG=$PG_CONFIG BUILD_DIR=build-pg installcheck REGRESS="$tests" >"$OUT/installcheck.log" 2>&1 || status=1
+  tail -15 "$OUT/installcheck.log"
+  [ -f regression.diffs ] && cp regression.diffs "$OUT/"
+else
+  cat "$OUT/pg-up.log"; status=1
+fi
+
+if [ "${1:-}" != --no-bench ]; then
+  timeout 330 build-gpu/gpu_bench "$PWD/build-gpu/cuda/pg_kmeans_cuda.so" --cpu-iters 2 2>&1 | tee "$OUT/gpu_bench.log"
+  PYTHONUNBUFFERED=1 timeout 240 python3 bench/gpu_torch_bench.py "$PWD/build-gpu/cuda/pg_kmeans_cuda.so" 2>&1 | tee "$OUT/torch_bench.log"
+fi
+echo "suite status: $status"
+exit $status
