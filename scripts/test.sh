@@ -92,9 +92,22 @@ count_pytest() {  # "==== 9 passed, 1 failed, 2 errors in 12.3s ===="
   echo "${p:-0} $(( ${f:-0} + ${e:-0} ))"
 }
 
+# No test may crash a backend: any crash in the server log is a failure,
+# even when every test passed (a test might have reconnected).
+check_server_log() {
+  local t0; t0=$(now)
+  cp "$PGDIR/server.log" "$LOGS/server.log" 2>/dev/null || return 0
+  if grep -E "was terminated by signal|terminating any other active server processes" "$LOGS/server.log"; then
+    record server-log "$(elapsed "$t0")" 0 1 "a backend crashed: see $LOGS/server.log"
+  else
+    record server-log "$(elapsed "$t0")" 1 0 "no backend crash"
+  fi
+}
+
 CLUSTER_UP=0
 finish() {
   if [ "$CLUSTER_UP" = 1 ]; then
+    check_server_log
     "$ROOT/scripts/pg-cluster.sh" stop "$PGDIR" >/dev/null 2>&1 || true
     CLUSTER_UP=0
   fi
