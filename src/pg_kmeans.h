@@ -26,6 +26,7 @@ extern "C"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "nodes/execnodes.h"
+#include "portability/instr_time.h"
 #include "storage/itemptr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -106,10 +107,15 @@ typedef struct PgkmClustering
 	PgkmData	data;
 	pgkm_result result;			/* pointers valid until pgkm_clustering_end */
 	double	   *cluster_inertia;	/* k, per-cluster sum of squared distances */
+	instr_time	started;		/* phase clock, for the timing report */
+	double		scan_s;			/* reading the relation into the buffer */
+	double		setup_s;		/* engine create + first init (incl. upload to a GPU) */
+	double		iterate_s;		/* remaining steps: iterations, final assignment */
 } PgkmClustering;
 
 extern PgkmClustering *pgkm_cluster(const PgkmArgs *args, bool need_tids);
 extern void pgkm_clustering_end(PgkmClustering *c);
+extern void pgkm_report_timing(const PgkmClustering *c, int64 rows_out);
 
 /* ---- output helpers (srf.cpp) ---- */
 extern void pgkm_emit_centroid_rows(FunctionCallInfo fcinfo, int32 k, int32 d,

@@ -8,6 +8,17 @@
 
 #include <cmath>
 
+/* Seconds elapsed since t. */
+static double
+seconds_since(instr_time t)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, t);
+	return INSTR_TIME_GET_DOUBLE(now);
+}
+
 /* Lives in the run's memory context; the reset callback frees the run. */
 typedef struct RunHolder
 {
@@ -182,7 +193,9 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 	c = (PgkmClustering *) palloc0(sizeof(PgkmClustering));
 	c->cxt = AllocSetContextCreate(CurrentMemoryContext, "pg_kmeans run",
 								   ALLOCSET_DEFAULT_SIZES);
+	INSTR_TIME_SET_CURRENT(c->started);
 	pgkm_scan(args, need_tids, c->cxt, &c->data);
+	c->scan_s = seconds_since(c->started);
 	if (args->k > c->data.n)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -227,6 +240,8 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 			rc = PGKM_ERR_INTERNAL;
 		if (rc != PGKM_OK && rc != PGKM_DONE)
 			report_engine_error(rc, err);
+		if (c->setup_s == 0)
+			c->setup_s = seconds_since(c->started) - c->scan_s;
 		if (rc == PGKM_OK && progress_wanted())
 			report_progress(&p, args->n_init, &last_run, &last_iter);
 		if (rc == PGKM_DONE)
@@ -234,6 +249,7 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 		CHECK_FOR_INTERRUPTS();
 	}
 
+	c->iterate_s = seconds_since(c->started) - c->scan_s - c->setup_s;
 	rc = pgkm_run_result(holder->run, &c->result);
 	if (rc != PGKM_OK && rc != PGKM_DONE)
 		report_engine_error(rc, "no result after the run finished");
@@ -266,6 +282,27 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 						   c->result.device_detail ? c->result.device_detail : "",
 						   c->result.elapsed_s)));
 	return c;
+}
+
+/*
+ * The phase split of one call, when progress is wanted. Why: users (and the
+ * end-to-end benchmark) need to see whether time goes to reading the table,
+ * to moving it to the GPU, to the iterations or to returning rows.
+ */
+void
+pgkm_report_timing(const PgkmClustering *c, int64 rows_out)
+{
+	double		total = seconds_since(c->started);
+
+	if (!progress_wanted())
+		return;
+	ereport(INFO,
+			(errmsg("pg_kmeans timing: %lld rows read, %lld rows returned",
+					(long long) c->data.n, (long long) rows_out),
+			 errdetail("scan %.3f s, setup %.3f s, iterations %.3f s, output %.3f s "
+					   "(setup: engine buffers, upload to the GPU, initial centroids)",
+					   c->scan_s, c->setup_s, c->iterate_s,
+					   total - c->scan_s - c->setup_s - c->iterate_s)));
 }
 
 /* Free the data buffer and the engine run (through the reset callback). */

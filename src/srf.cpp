@@ -80,6 +80,7 @@ pgkm_kmeans(PG_FUNCTION_ARGS)
 		if ((i + 1) % PGKM_EMIT_CHECK_ROWS == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
+	pgkm_report_timing(c, c->result.n);
 	pgkm_clustering_end(c);
 	return (Datum) 0;
 }
@@ -101,6 +102,7 @@ pgkm_kmeans_centroids(PG_FUNCTION_ARGS)
 	c = pgkm_cluster(&args, false);
 	pgkm_emit_centroid_rows(fcinfo, c->result.k, c->result.d, c->result.centroids,
 							c->result.sizes, c->cluster_inertia);
+	pgkm_report_timing(c, c->result.k);
 	pgkm_clustering_end(c);
 	return (Datum) 0;
 }

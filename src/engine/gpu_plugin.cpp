@@ -11,6 +11,9 @@
 #include "pgkm_cuda_api.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <cstring>
 #include <limits>
@@ -66,6 +69,11 @@ load_cuda_plugin(const char *path, std::string *why)
 	if (it != loaded.end())
 		return it->second;
 
+	if (access(path, R_OK) != 0)
+	{
+		*why = std::string("cannot load GPU engine plugin \"") + path + "\": " + std::strerror(errno);
+		return nullptr;
+	}
 	const std::string &driver = driver_library();
 	if (!driver.empty() && !dlopen(driver.c_str(), RTLD_LAZY | RTLD_LOCAL))
 	{
