@@ -58,7 +58,15 @@ struct PassArgs
 	unsigned long long *moved;
 	const float *tile;			/* GEMM: rows x k of -2 x.c' */
 	int			priv;			/* accumulate in shared memory first */
+	int			agg;			/* fused kernel: pre-sum a warp's rows by label */
 	int			det;			/* deterministic fixed-point sums */
+};
+
+/* How the per-cluster sums are accumulated (PGKM_CUDA_SUMS, for measurements). */
+enum SumsMode
+{
+	SUMS_AUTO = 0,				/* private shared-memory sums when they fit */
+	SUMS_GLOBAL = 1				/* one global atomic per element and row (v1) */
 };
 
 struct Run
@@ -70,6 +78,9 @@ struct Run
 	pgkm_cuda_config cfg {};
 	int			device = 0;
 	int			sms = 0;
+	int			smem_per_sm = 0;	/* bytes of shared memory per SM */
+	int			smem_optin = 0; /* largest dynamic shared memory per block */
+	SumsMode	sums = SUMS_AUTO;
 	Path		path = PATH_DIRECT;
 	bool		resident = false;
 	bool		registered = false;

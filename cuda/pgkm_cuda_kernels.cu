@@ -11,6 +11,11 @@
  * integer addition is associative, so any atomic order gives bit-identical
  * sums, and the quantisation step 2^-e is ~2^-38 max|x| (finer than fp32's own
  * spacing). Fast mode adds fp64 with atomics (order-dependent last bits).
+ * Both modes privatise: each block keeps its own k x (d+1) sums in shared
+ * memory when they fit (2 blocks per SM), and flushes them with one global
+ * atomic per non-zero element at the end; the fused kernel also pre-sums the
+ * 32 rows of a warp by label (fixed shuffle tree), so a shared atomic is paid
+ * per (warp, distinct label, column) instead of per (row, column).
  * Inertia: per-block fp64 partials reduced in a fixed order.
  */
 #include "pgkm_cuda_internal.cuh"
@@ -22,7 +27,7 @@ namespace pgkm_cuda
 
 static constexpr int BLOCK = 256;
 static constexpr int CT_BYTES = 48 * 1024;	/* smem for one centroid tile */
-static constexpr int PRIV_BYTES = 24 * 1024;	/* smem for private sums */
+static constexpr unsigned FULL = 0xffffffffu;
 
 /* Adds value v (fp32 data) of cluster c, column j to the accumulators. */
 __device__ __forceinline__ void
@@ -44,6 +49,105 @@ acc_count(unsigned long long *acc, int64_t idx, int det)
 		atomicAdd(acc + idx, 1ULL);
 	else
 		atomicAdd(reinterpret_cast<double *>(acc) + idx, 1.0);
+}
+
+/*
+ * The lanes of a warp grouped by key (a row's label, -1 = no row), and the
+ * fixed tree that sums a value over each group in log2(group size) shuffle
+ * rounds (Westphal's reduce_peers). In round r a lane adds the value of the
+ * next remaining peer above it; lanes at odd (shifted) positions drop out. The
+ * schedule depends only on the keys, so it is computed once per row group and
+ * replayed for every column; the sum ends in the group's lowest lane.
+ */
+struct WarpGroups
+{
+	unsigned	peers;			/* lanes with my key */
+	unsigned	next;			/* round r: bits 6r..6r+5 = source lane + 1, 0 = none */
+	int			rounds;			/* warp-uniform */
+	bool		leader;			/* lowest lane of my group */
+};
+
+__device__ __forceinline__ WarpGroups
+warp_groups(int key)
+{
+	const int	lane = threadIdx.x & 31;
+	WarpGroups	g;
+	g.peers = __match_any_sync(FULL, key);
+	g.leader = __ffs(g.peers) - 1 == lane;
+	unsigned	rest = g.peers & (0xfffffffeu << lane);	/* peers above me */
+	int			rel = __popc(g.peers & ((1u << lane) - 1u));	/* my rank in the group */
+	g.next = 0;
+	g.rounds = 0;
+#pragma unroll
+	for (int r = 0; r < 5; r++)
+	{
+		if (!__any_sync(FULL, rest))
+			break;
+		g.next |= (unsigned) __ffs(rest) << (6 * r);
+		rest &= ~__ballot_sync(FULL, rel & 1);
+		rel >>= 1;
+		g.rounds++;
+	}
+	return g;
+}
+
+/* Warp-collective: v summed over my group (valid in the group's leader). */
+template <typename T>
+__device__ __forceinline__ T
+group_sum(const WarpGroups &g, T v)
+{
+	const int	lane = threadIdx.x & 31;
+#pragma unroll
+	for (int r = 0; r < 5; r++)
+	{
+		if (r >= g.rounds)
+			break;
+		int			src = (int) (g.next >> (6 * r)) & 63;
+		T			t = __shfl_sync(FULL, v, src ? src - 1 : lane);
+		if (src)
+			v += t;
+	}
+	return v;
+}
+
+/*
+ * Warp-collective: adds v (column j of each lane's row) to its cluster's sum
+ * at dst[idx]; only the group leader of a real row (add) issues the atomic.
+ * Fixed point: exact whatever the grouping. Fast mode: fp64 in tree order.
+ */
+__device__ __forceinline__ void
+group_add(unsigned long long *dst, int64_t idx, float v, const WarpGroups &g, bool add, int det, double qscale)
+{
+	if (det)
+	{
+		/* unsigned: lanes that already handed their partial on keep adding
+		 * (unused) values, which may wrap; the leader's sum is exact */
+		unsigned long long q = group_sum<unsigned long long>(g, (unsigned long long) __double2ll_rn((double) v * qscale));
+		if (add)
+			atomicAdd(dst + idx, q);
+	}
+	else
+	{
+		double		t = group_sum<double>(g, (double) v);
+		if (add)
+			atomicAdd(reinterpret_cast<double *>(dst) + idx, t);
+	}
+}
+
+/* Block's private sums -> global: one atomic per non-zero word (either mode). */
+__device__ __forceinline__ void
+flush_private(const unsigned long long *pacc, unsigned long long *acc, int64_t nacc, int det)
+{
+	for (int64_t i = threadIdx.x; i < nacc; i += blockDim.x)
+	{
+		unsigned long long v = pacc[i];
+		if (!v)
+			continue;			/* integer 0 or fp64 +0.0 */
+		if (det)
+			atomicAdd(acc + i, v);
+		else
+			atomicAdd(reinterpret_cast<double *>(acc) + i, __longlong_as_double((long long) v));
+	}
 }
 
 /* Sum over the block in a fixed tree order; result valid in thread 0. */
@@ -80,6 +184,22 @@ exact_dist2(const float *xr, const double *c, int d)
 	return e;
 }
 
+/* Same, from a row held in registers (DIRECT path: x is not centred). */
+template <int DP>
+__device__ __forceinline__ double
+exact_dist2_regs(const float (&xr)[DP], const double *c, int d)
+{
+	double		e = 0;
+#pragma unroll
+	for (int j = 0; j < DP; j++)
+		if (j < d)
+		{
+			double		t = (double) xr[j] - c[j];
+			e = __dadd_rn(e, __dmul_rn(t, t));
+		}
+	return e;
+}
+
 /*
  * Fused assignment for small d (shape: rows x d, d <= DP <= 64).
  * Grid-stride over groups of BLOCK*PPT rows; each thread keeps PPT rows in
@@ -110,10 +230,6 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 	if (a.priv)
 		for (int64_t i = threadIdx.x; i < nacc; i += BLOCK)
 			pacc[i] = 0ULL;
-	float		mu[DP];
-#pragma unroll
-	for (int j = 0; j < DP; j++)
-		mu[j] = (!DIRECT && j < d) ? a.mu[j] : 0.0f;
 
 	const bool	single = k <= kt_max;
 	auto		load_tile = [&](int c0, int kt) {
@@ -146,7 +262,7 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 			bool		ok = row < a.rows;
 #pragma unroll
 			for (int j = 0; j < DP; j++)
-				xr[p][j] = (ok && j < d) ? src[j] - mu[j] : 0.0f;
+				xr[p][j] = (ok && j < d) ? src[j] - (DIRECT ? 0.0f : __ldg(a.mu + j)) : 0.0f;	/* mu: L1, not 32 live registers */
 			best[p] = __int_as_float(0x7f800000);	/* +inf */
 			bi[p] = 0;
 		}
@@ -216,27 +332,70 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 				}
 			}
 		}
-		/* epilogue: label, moved, exact distance, sums */
+		/*
+		 * epilogue: label, moved, exact distance, sums. DIRECT rows of d <= 8
+		 * are still in registers (mu = 0, so xr == x exactly); wider DIRECT
+		 * rows (register pressure) and DOT rows (centred) are re-read: the
+		 * same thread just read them, so from L1/L2, not DRAM.
+		 * Every lane of the warp runs the sums (warp-collective), rows past
+		 * the end with label -1.
+		 */
+		constexpr bool ROW_REGS = DIRECT && DP <= 8;
 #pragma unroll
 		for (int p = 0; p < PPT; p++)
 		{
 			int64_t		row = base + (int64_t) p * BLOCK + threadIdx.x;
-			if (row >= a.rows)
-				continue;
-			int			lbl = bi[p];
-			int64_t		g = a.row0 + row;
-			if (a.labels[g] != lbl)
-				my_moved++;
-			a.labels[g] = lbl;
-			const float *src = a.x + row * d;
-			double		e = exact_dist2(src, a.c64 + (size_t) lbl * d, d);
-			my_inertia += e;
-			if (a.dist2)
-				a.dist2[row] = e;
+			const bool	ok = row < a.rows;
+			const int	lbl = ok ? bi[p] : -1;
+			const float *src = a.x + (ok ? row : 0) * d;
 			unsigned long long *dst = a.priv ? pacc : a.acc;
-			for (int j = 0; j < d; j++)
-				acc_add(dst, (int64_t) lbl * d + j, src[j], a.det, a.qscale);
-			acc_count(dst, (int64_t) k * d + lbl, a.det);
+			if (ok)
+			{
+				int64_t		g = a.row0 + row;
+				if (a.labels[g] != lbl)
+					my_moved++;
+				a.labels[g] = lbl;
+				double		e = ROW_REGS ? exact_dist2_regs<DP>(xr[p], a.c64 + (size_t) lbl * d, d)
+					: exact_dist2(src, a.c64 + (size_t) lbl * d, d);
+				my_inertia += e;
+				if (a.dist2)
+					a.dist2[row] = e;
+			}
+			if (!a.agg)
+			{
+				/* v1: one atomic per element and row */
+				if (ok)
+				{
+					for (int j = 0; j < d; j++)
+						acc_add(dst, (int64_t) lbl * d + j, src[j], a.det, a.qscale);
+					acc_count(dst, (int64_t) k * d + lbl, a.det);
+				}
+				continue;
+			}
+			const WarpGroups wg = warp_groups(lbl);
+			const bool	add = wg.leader && ok;
+			const int64_t cbase = (int64_t) (ok ? lbl : 0) * d;
+			if (ROW_REGS)
+			{
+#pragma unroll
+				for (int j = 0; j < DP; j++)
+					if (j < d)
+						group_add(dst, cbase + j, xr[p][j], wg, add, a.det, a.qscale);
+			}
+			else
+			{
+#pragma unroll 1
+				for (int j = 0; j < d; j++)
+					group_add(dst, cbase + j, ok ? src[j] : 0.0f, wg, add, a.det, a.qscale);
+			}
+			if (add)
+			{
+				unsigned	cnt = __popc(wg.peers);
+				if (a.det)
+					atomicAdd(dst + (int64_t) k * d + lbl, (unsigned long long) cnt);
+				else
+					atomicAdd(reinterpret_cast<double *>(dst) + (int64_t) k * d + lbl, (double) cnt);
+			}
 		}
 	}
 	double		tot = block_sum(my_inertia, red);
@@ -248,12 +407,7 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 	if (threadIdx.x == 0 && moved_sh)
 		atomicAdd(a.moved, (unsigned long long) moved_sh);
 	if (a.priv)
-		for (int64_t i = threadIdx.x; i < nacc; i += BLOCK)
-		{
-			unsigned long long v = pacc[i];
-			if (v)
-				atomicAdd(a.acc + i, v);	/* fixed point: integer add; fast mode: see below */
-		}
+		flush_private(pacc, a.acc, nacc, a.det);	/* the __syncthreads above ends the adds */
 }
 
 /*
@@ -342,12 +496,7 @@ tile_argmin_kernel(PassArgs a, int64_t slot_base)
 	if (threadIdx.x == 0 && moved_sh)
 		atomicAdd(a.moved, (unsigned long long) moved_sh);
 	if (a.priv)
-		for (int64_t i = threadIdx.x; i < nacc; i += BLOCK)
-		{
-			unsigned long long v = pacc[i];
-			if (v)
-				atomicAdd(a.acc + i, v);
-		}
+		flush_private(pacc, a.acc, nacc, a.det);
 }
 
 /* Fixed-order sum of the pass's inertia partials (one block). */
@@ -439,23 +588,35 @@ priv_bytes(const Run &r)
 	return (size_t) (((int64_t) r.k * r.d + r.k) * 8 + 15) / 16 * 16;
 }
 
+/*
+ * Private shared-memory sums fit when, next to other_smem (the fused kernel's
+ * centroid tile), they leave two blocks per SM: half the SM's shared memory
+ * less the 1 KB the runtime reserves per block and the static shared arrays
+ * (H100: 228 KB per SM -> ~110 KB per block). Larger k x (d+1) stays on
+ * global atomics: with that many addresses there is little contention.
+ */
 static bool
-use_priv(const Run &r)
+priv_fits(const Run &r, size_t other_smem)
 {
-	return priv_bytes(r) <= PRIV_BYTES;
+	if (r.sums == SUMS_GLOBAL)
+		return false;
+	int64_t		per_block = std::min<int64_t>(r.smem_per_sm / 2 - 1024 - 256, r.smem_optin);
+	return (int64_t) (priv_bytes(r) + other_smem) <= per_block;
+}
+
+/* Dynamic shared memory above the 48 KB default needs an opt-in per kernel. */
+static void
+allow_smem(const void *kernel, const Run &r, size_t smem)
+{
+	if (smem > 48 * 1024)
+		CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, r.smem_optin));
 }
 
 template <int DP, int PPT, bool DIRECT>
 static void
 launch_fused_t(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s, int grid, int kt, size_t smem)
 {
-	static bool attr_set = false;	/* per process; harmless if repeated */
-	if (!attr_set)
-	{
-		CK(cudaFuncSetAttribute(fused_kernel<DP, PPT, DIRECT>,
-								cudaFuncAttributeMaxDynamicSharedMemorySize, 100 * 1024));
-		attr_set = true;
-	}
+	allow_smem((const void *) fused_kernel<DP, PPT, DIRECT>, r, smem);
 	fused_kernel<DP, PPT, DIRECT><<<grid, BLOCK, smem, s>>>(a, slot_base, kt);
 	CKLAUNCH("fused_kernel");
 }
@@ -478,14 +639,14 @@ void
 launch_pass_chunk(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t s)
 {
 	PassArgs	a = a0;
-	a.priv = use_priv(r) ? 1 : 0;
-	if (!a.det && a.priv)
-		a.priv = 0;				/* fast mode: fp64 atomics straight to global */
+	a.agg = r.sums == SUMS_GLOBAL ? 0 : 1;
 	if (r.path != PATH_GEMM)
 	{
 		FusedCfg	f = fused_cfg(r);
 		int			kt = fused_kt(r, f);
-		size_t		smem = (a.priv ? priv_bytes(r) : 0) + (size_t) kt * (f.dp + 1) * 4;
+		size_t		tile_smem = (size_t) kt * (f.dp + 1) * 4;
+		a.priv = priv_fits(r, tile_smem) ? 1 : 0;
+		size_t		smem = (a.priv ? priv_bytes(r) : 0) + tile_smem;
 		int			grid = (int) std::min<int64_t>(r.grid, (a.rows + (int64_t) BLOCK * f.ppt - 1) / ((int64_t) BLOCK * f.ppt));
 		grid = std::max(grid, 1);
 #define FUSED(DP, PPT, DIR) if (f.dp == DP && f.ppt == PPT && f.direct == DIR) { launch_fused_t<DP, PPT, DIR>(r, a, slot_base, s, grid, kt, smem); r.launches++; return; }
@@ -494,13 +655,13 @@ launch_pass_chunk(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t s)
 #undef FUSED
 		throw Failure {PGKM_ERR_INTERNAL, "no fused kernel for this shape"};
 	}
-	/* GEMM path: tiles of tile_rows rows */
-	static bool attr_set = false;
-	if (!attr_set)
-	{
-		CK(cudaFuncSetAttribute(tile_argmin_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 100 * 1024));
-		attr_set = true;
-	}
+	/*
+	 * GEMM path: tiles of tile_rows rows. Private sums are flushed once per
+	 * tile launch (grid x k x (d+1) global atomics instead of tile_rows x
+	 * (d+1)): worth it only when a block sees many rows per cluster.
+	 */
+	a.priv = priv_fits(r, 0) && 2 * (int64_t) r.grid * r.k <= r.tile_rows ? 1 : 0;
+	allow_smem((const void *) tile_argmin_kernel, r, a.priv ? priv_bytes(r) : 0);
 	CK(cudaGetLastError());
 	const float alpha = -2.0f, beta = 0.0f;
 	int64_t		ntile = (a.rows + r.tile_rows - 1) / r.tile_rows;

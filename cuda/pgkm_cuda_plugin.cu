@@ -307,7 +307,11 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 		CK(cudaSetDevice(dev));
 		r->device = dev;
 		CK(cudaDeviceGetAttribute(&r->sms, cudaDevAttrMultiProcessorCount, dev));
+		CK(cudaDeviceGetAttribute(&r->smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+		CK(cudaDeviceGetAttribute(&r->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
 		r->path = pick_path(d);
+		const char *sums = getenv("PGKM_CUDA_SUMS");	/* benchmarks: v1 global atomics vs private */
+		r->sums = sums && !strcmp(sums, "global") ? SUMS_GLOBAL : SUMS_AUTO;
 
 		size_t		freeb = 0, totalb = 0;
 		CK(cudaMemGetInfo(&freeb, &totalb));
@@ -456,7 +460,18 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 		CK(cudaMemcpy(&maxabs, r->d_maxabs, sizeof(float), cudaMemcpyDeviceToHost));
 		if (!std::isfinite(maxabs))
 			throw Failure {PGKM_ERR_INVALID, "data contains NaN or infinity"};
-		/* q = x * 2^e with n * max|x| * 2^e < 2^61: no cluster sum can overflow */
+		/*
+		 * Fixed point: q = llrint(x * 2^e), e = 61 - ex_n - ex_m, where
+		 * n + 1 < 2^ex_n and max|x| < 2^ex_m (frexp). Then |q| <= 2^(61-ex_n)
+		 * and any sum of at most n of them (a cluster's sum, a block's private
+		 * partial, a warp group's partial) stays below n * 2^(61-ex_n) < 2^61,
+		 * far from int64's 2^63: |x| * n cannot leave the range, because e is
+		 * derived from both. What a large n or max|x| costs is resolution:
+		 * the step 2^-e is max|x| * 2^-(61-ex_n), e.g. 2^-37 max|x| at
+		 * n = 10M; one huge outlier coarsens every column's sums (each mean is
+		 * off by at most half a step). Fast mode (fp64 atomics) has no such
+		 * step but order-dependent last bits.
+		 */
 		int			ex_n = 0, ex_m = 0;
 		frexp((double) n + 1.0, &ex_n);
 		frexp(maxabs > 0 ? (double) maxabs : 1.0, &ex_m);
