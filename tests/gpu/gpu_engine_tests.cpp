@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -356,6 +357,53 @@ TEST(GpuPlugin, DeterministicModeIsBitIdentical)
 		double		i3;
 		auto		f = plugin_run(x, n, d, k, 0, 0, &i3);
 		EXPECT_NEAR(i3, i1, 1e-6 * i1) << "d=" << d;
+	}
+}
+
+/*
+ * Private (shared-memory, warp pre-summed) sums against the v1 path of one
+ * global atomic per element (PGKM_CUDA_SUMS=global): fixed-point sums are
+ * exact integers, so deterministic mode must agree bit for bit; fast mode up
+ * to fp64 rounding. Shapes: fused direct (rows in registers and re-read),
+ * dot, sorted rows (whole warps on one label: 5 shuffle rounds), odd n (a
+ * partial warp), a k too large to privatise, and the GEMM path.
+ */
+TEST(GpuPlugin, PrivateSumsMatchGlobalAtomics)
+{
+	ASSERT_NE(api(), nullptr);
+	struct P { int64_t n; int d, k; bool sorted; };
+	for (P s : {P {300001, 2, 8, false}, P {200000, 2, 8, true}, P {100003, 12, 64, false},
+				P {150000, 24, 40, true}, P {50000, 9, 1000, false}, P {60000, 100, 16, false}})
+	{
+		auto		x = blobs(s.n, s.d, s.k, 17 + s.d);
+		if (s.sorted)			/* long runs of one label: rows sorted by the first column */
+		{
+			std::vector<int64_t> idx(s.n);
+			for (int64_t i = 0; i < s.n; i++)
+				idx[i] = i;
+			std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) {
+				return x[(size_t) a * s.d] < x[(size_t) b * s.d];
+			});
+			std::vector<float> y(x.size());
+			for (int64_t i = 0; i < s.n; i++)
+				std::copy_n(x.begin() + idx[i] * s.d, s.d, y.begin() + i * s.d);
+			x.swap(y);
+		}
+		double		ip, ig, fp, fg;
+		auto		priv = plugin_run(x, s.n, s.d, s.k, 1, 0, &ip, nullptr, true);
+		auto		fpriv = plugin_run(x, s.n, s.d, s.k, 0, 0, &fp, nullptr, true);
+		setenv("PGKM_CUDA_SUMS", "global", 1);
+		auto		glob = plugin_run(x, s.n, s.d, s.k, 1, 0, &ig, nullptr, true);
+		auto		fglob = plugin_run(x, s.n, s.d, s.k, 0, 0, &fg, nullptr, true);
+		unsetenv("PGKM_CUDA_SUMS");
+		EXPECT_EQ(priv, glob) << "n=" << s.n << " d=" << s.d << " k=" << s.k;
+		EXPECT_EQ(ip, ig) << "n=" << s.n << " d=" << s.d << " k=" << s.k;
+		EXPECT_NEAR(fp, fg, 1e-9 * fg) << "n=" << s.n << " d=" << s.d << " k=" << s.k;
+		EXPECT_NEAR(fp, ip, 1e-9 * ip) << "n=" << s.n << " d=" << s.d << " k=" << s.k;
+		double		cmax = 0;
+		for (size_t i = 0; i < priv.size(); i++)
+			cmax = std::max(cmax, std::fabs(fpriv[i] - fglob[i]) / (1.0 + std::fabs(fglob[i])));
+		EXPECT_LT(cmax, 1e-9) << "n=" << s.n << " d=" << s.d << " k=" << s.k;
 	}
 }
 
