@@ -8,7 +8,15 @@
  * sgemm_rate, (n d 4 + 8 n) / copy_bw); iterate() is synchronous (it ends with
  * the D2H of sums/counts and the host-side centroid update), so host wall
  * time around it is the full iteration with data resident (no data transfer).
- * Usage: gpu_bench PLUGIN [--quick] [--cpu-iters N]
+ * Usage: gpu_bench PLUGIN [--quick] [--cpu-iters N] [--shapes n:d:k,...] [--sweep [--sweep-n N]]
+ *
+ * --sweep (one process, env vars switched between runs; the plugin reads them
+ * at create): (1) per-iteration cost of deterministic (fixed-point) vs fast
+ * (fp64 atomics) sums, each with the private shared-memory sums and with the
+ * v1 path of one global atomic per element (PGKM_CUDA_SUMS=global), at
+ * n x {2,16,128,768} x {8,64}; (2) the fused vs GEMM crossover
+ * (PGKM_CUDA_PATH=fused|gemm) for d in {16,24,32,48,64}, k in {64,1024},
+ * deterministic. Prints each row as measured and compact tables at the end.
  */
 #include "pgkm_cuda_api.h"
 #include "pgkm_engine.h"
@@ -134,16 +142,173 @@ measure_ceilings(double *sgemm_tflops, double *copy_gbs)
 	cudaFree(q);
 }
 
+/* One GPU configuration's median iterate() time over reps runs after 1 warm-up. */
+struct GpuTime
+{
+	bool		ok = false;
+	double		iter_s = NAN, upload_s = NAN, inertia = NAN;
+	int			launches = -1;
+	std::string err;
+};
+
+static void
+set_env(const char *name, const char *value)
+{
+	if (value)
+		setenv(name, value, 1);
+	else
+		unsetenv(name);
+}
+
+static GpuTime
+time_gpu(const pgkm_cuda_api *api, int (*launches)(void *), const std::vector<float> &x, int64_t n, int d, int k,
+		 int det, const char *path, const char *sums, int warm, int reps)
+{
+	GpuTime		out;
+	set_env("PGKM_CUDA_PATH", path);
+	set_env("PGKM_CUDA_SUMS", sums);
+	std::vector<double> c((size_t) k * d);
+	for (int i = 0; i < k; i++)	/* evenly spaced rows as initial centroids */
+		for (int j = 0; j < d; j++)
+			c[(size_t) i * d + j] = x[(size_t) (i * (n / k)) * d + j];
+	pgkm_cuda_config cfg {};
+	cfg.deterministic = det;
+	cfg.device_ordinal = -1;
+	void	   *r = nullptr;
+	char		err[512] = "";
+	double		t0 = now();
+	int			rc = api->create(x.data(), n, d, k, &cfg, &r, err, sizeof(err));
+	out.upload_s = now() - t0;
+	if (rc == 0)
+		rc = api->set_centroids(r, c.data(), err, sizeof(err));
+	std::vector<int64_t> sz(k);
+	pgkm_cuda_iter it {};
+	std::vector<double> ts;
+	for (int i = 0; rc == 0 && i < reps + warm; i++)
+	{
+		double		a = now();
+		rc = api->iterate(r, &it, c.data(), sz.data(), err, sizeof(err));
+		double		b = now();
+		if (i >= warm)
+			ts.push_back(b - a);
+	}
+	if (rc == 0)
+	{
+		out.ok = true;
+		out.iter_s = median(ts);
+		out.inertia = it.inertia;
+		out.launches = launches && r ? launches(r) : -1;
+	}
+	else
+		out.err = err;
+	if (r)
+		api->destroy(r);
+	set_env("PGKM_CUDA_PATH", nullptr);
+	set_env("PGKM_CUDA_SUMS", nullptr);
+	return out;
+}
+
+static double
+floor_seconds(int64_t n, int d, int k, double tf, double bw)
+{
+	double		flops = (double) n * k * (2.0 * d + 2.0);
+	double		bytes = (double) n * d * 4 + 8.0 * n;
+	return std::max(flops / (tf * 1e12), bytes / (bw * 1e9));
+}
+
+static std::string
+ms(const GpuTime &t)
+{
+	char		b[32];
+	if (!t.ok)
+		return "fail";
+	snprintf(b, sizeof(b), "%.3f", t.iter_s * 1e3);
+	return b;
+}
+
+/* --sweep: sums modes and the fused/GEMM crossover, compact tables at the end. */
+static void
+sweep(const pgkm_cuda_api *api, int (*launches)(void *), int64_t n, double tf, double bw)
+{
+	struct ModeRow { int d, k; GpuTime det, fast, det_v1, fast_v1; };
+	struct PathRow { int d, k; GpuTime fused, gemm; };
+	std::vector<ModeRow> modes;
+	std::vector<PathRow> paths;
+	std::vector<float> x;
+	const int	reps = 5;
+	auto		report = [](const char *what, int d, int k, const GpuTime &t) {
+		if (t.ok)
+			printf("  %-22s d=%4d k=%5d  %10.3f ms  launches %4d  upload %.2f s  inertia %.9g\n", what, d, k,
+				   t.iter_s * 1e3, t.launches, t.upload_s, t.inertia);
+		else
+			printf("  %-22s d=%4d k=%5d  FAILED: %s\n", what, d, k, t.err.c_str());
+		fflush(stdout);
+	};
+	printf("\n== sweep 1: sums, deterministic vs fast, private vs v1 global atomics (n=%lld) ==\n", (long long) n);
+	for (int d : {2, 16, 128, 768})
+	{
+		make_data(x, n, d, 12345 + d);
+		for (int k : {8, 64})
+		{
+			ModeRow		m {d, k, {}, {}, {}, {}};
+			m.det = time_gpu(api, launches, x, n, d, k, 1, nullptr, nullptr, 1, reps);
+			report("det private", d, k, m.det);
+			m.fast = time_gpu(api, launches, x, n, d, k, 0, nullptr, nullptr, 1, reps);
+			report("fast private", d, k, m.fast);
+			m.det_v1 = time_gpu(api, launches, x, n, d, k, 1, nullptr, "global", 1, reps);
+			report("det v1-global", d, k, m.det_v1);
+			m.fast_v1 = time_gpu(api, launches, x, n, d, k, 0, nullptr, "global", 1, reps);
+			report("fast v1-global", d, k, m.fast_v1);
+			modes.push_back(m);
+		}
+	}
+	printf("\n== sweep 2: fused vs GEMM path, deterministic (n=%lld) ==\n", (long long) n);
+	for (int d : {16, 24, 32, 48, 64})
+	{
+		make_data(x, n, d, 12345 + d);
+		for (int k : {64, 1024})
+		{
+			PathRow		p {d, k, {}, {}};
+			p.fused = time_gpu(api, launches, x, n, d, k, 1, "fused", nullptr, 1, reps);
+			report("fused", d, k, p.fused);
+			p.gemm = time_gpu(api, launches, x, n, d, k, 1, "gemm", nullptr, 1, reps);
+			report("gemm", d, k, p.gemm);
+			paths.push_back(p);
+		}
+	}
+	printf("\n== summary 1: ms per iteration, n=%lld (private = this version; v1 = PGKM_CUDA_SUMS=global) ==\n",
+		   (long long) n);
+	printf("%4s %5s | %9s | %9s %9s %9s | %9s %9s | %9s %9s\n", "d", "k", "floor", "det", "fast", "fast/det",
+		   "det v1", "fast v1", "v1/det", "det/floor");
+	for (auto &m : modes)
+	{
+		double		fl = floor_seconds(n, m.d, m.k, tf, bw);
+		auto		ratio = [](const GpuTime &a, const GpuTime &b) { return a.ok && b.ok ? a.iter_s / b.iter_s : NAN; };
+		printf("%4d %5d | %9.3f | %9s %9s %9.2f | %9s %9s | %9.2f %9.2f\n", m.d, m.k, fl * 1e3, ms(m.det).c_str(),
+			   ms(m.fast).c_str(), ratio(m.fast, m.det), ms(m.det_v1).c_str(), ms(m.fast_v1).c_str(),
+			   ratio(m.det_v1, m.det), m.det.ok ? m.det.iter_s / fl : NAN);
+	}
+	printf("\n== summary 2: fused vs GEMM, ms per iteration, n=%lld, deterministic (default split: fused for d <= 32) ==\n",
+		   (long long) n);
+	printf("%4s %5s | %9s %9s %10s | %s\n", "d", "k", "fused", "gemm", "gemm/fused", "faster");
+	for (auto &p : paths)
+		printf("%4d %5d | %9s %9s %10.2f | %s\n", p.d, p.k, ms(p.fused).c_str(), ms(p.gemm).c_str(),
+			   p.fused.ok && p.gemm.ok ? p.gemm.iter_s / p.fused.iter_s : NAN,
+			   !(p.fused.ok && p.gemm.ok) ? "?" : (p.fused.iter_s <= p.gemm.iter_s ? "fused" : "gemm"));
+	fflush(stdout);
+}
+
 int
 main(int argc, char **argv)
 {
 	if (argc < 2)
 	{
-		fprintf(stderr, "usage: %s PLUGIN [--quick] [--cpu-iters N] [--shapes n:d:k,...]\n", argv[0]);
+		fprintf(stderr, "usage: %s PLUGIN [--quick] [--cpu-iters N] [--shapes n:d:k,...] [--sweep [--sweep-n N]]\n", argv[0]);
 		return 2;
 	}
 	const char *plugin = argv[1];
-	bool		quick = false;
+	bool		quick = false, do_sweep = false;
+	int64_t		sweep_n = 10000000;
 	int			cpu_iters = 2;
 	std::string shapes_arg;
 	for (int i = 2; i < argc; i++)
@@ -154,6 +319,10 @@ main(int argc, char **argv)
 			cpu_iters = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--shapes") && i + 1 < argc)
 			shapes_arg = argv[++i];
+		else if (!strcmp(argv[i], "--sweep"))
+			do_sweep = true;
+		else if (!strcmp(argv[i], "--sweep-n") && i + 1 < argc)
+			sweep_n = atoll(argv[++i]);
 	}
 	void	   *h = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
@@ -164,10 +333,20 @@ main(int argc, char **argv)
 	auto		api = ((const pgkm_cuda_api * (*) (void)) dlsym(h, PGKM_CUDA_ENTRY_SYMBOL))();
 	auto		launches = (int (*) (void *)) dlsym(h, "pgkm_cuda_debug_launches");
 	char		info[256];
-	api->probe(info, sizeof(info));
+	if (api->probe(info, sizeof(info)) != 0)
+	{
+		fprintf(stderr, "no usable GPU: %s\n", info);
+		return 1;
+	}
 	double		tf, bw;
 	measure_ceilings(&tf, &bw);
 	printf("device: %s\nceilings: sgemm fp32 %.1f TFLOP/s, d2d copy %.0f GB/s (read+write)\n", info, tf, bw);
+	fflush(stdout);
+	if (do_sweep)
+	{
+		sweep(api, launches, sweep_n, tf, bw);
+		return 0;
+	}
 
 	struct S { int64_t n; int d, k; };
 	std::vector<S> shapes;

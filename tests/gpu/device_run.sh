@@ -3,6 +3,8 @@
 # GPU tests and the GPU benchmark; run the tests, compute-sanitizer on small
 # cases, and the benchmarks. Logs go to $OUT (default ./gpu-out).
 #   usage: bash tests/gpu/device_run.sh [tests|bench|all] [bench args...]
+#   e.g. `all --sweep`: tests, then the sums-mode and fused/GEMM sweeps (gpu_bench --sweep).
+#   Time caps (s): TESTS_TIMEOUT (300), SAN_TIMEOUT (240 per tool), BENCH_TIMEOUT (400).
 # Needs .gpuhost/deps.tar.xz (OpenBLAS, CBLAS and GoogleTest from the dev box)
 # when the host has none of its own.
 set -uo pipefail
@@ -29,11 +31,11 @@ PLUGIN=$PWD/$B/cuda/pg_kmeans_cuda.so
 export PGKM_CUDA_PLUGIN=$PLUGIN
 rc=0
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  timeout 300 $B/tests/gpu/gpu_engine_tests 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[  (PASSED|FAILED) |FAILED|Failure|error" ; rc=${PIPESTATUS[0]}
+  timeout ${TESTS_TIMEOUT:-300} $B/tests/gpu/gpu_engine_tests 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[  (PASSED|FAILED) |FAILED|Failure|error" ; rc=${PIPESTATUS[0]}
   echo "gpu tests rc=$rc"
   if command -v compute-sanitizer >/dev/null; then
     for tool in memcheck racecheck; do
-      timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/gpu_engine_tests \
+      timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/gpu_engine_tests \
         --gtest_filter='GpuPlugin.OneIteration*:GpuPlugin.KmeansppFinds*:GpuPlugin.ProbeDescribes*' >"$OUT/sanitizer_$tool.log" 2>&1
       src=$?; echo "compute-sanitizer $tool rc=$src"; tail -3 "$OUT/sanitizer_$tool.log"
       [ $src -ne 0 ] && rc=1
@@ -43,6 +45,6 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   fi
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
-  timeout 400 $B/gpu_bench "$PLUGIN" "$@" 2>&1 | tee "$OUT/gpu_bench.log"
+  timeout ${BENCH_TIMEOUT:-400} $B/gpu_bench "$PLUGIN" "$@" 2>&1 | tee "$OUT/gpu_bench.log"
 fi
 exit $rc
