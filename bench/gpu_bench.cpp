@@ -16,7 +16,9 @@
  * v1 path of one global atomic per element (PGKM_CUDA_SUMS=global), at
  * n x {2,16,128,768} x {8,64}; (2) the fused vs GEMM crossover
  * (PGKM_CUDA_PATH=fused|gemm) for d in {16,24,32,48,64}, k in {64,1024},
- * deterministic. Prints each row as measured and compact tables at the end.
+ * deterministic. GEMM-path shapes also run with the argmin kernel at 4 blocks
+ * per SM (PGKM_CUDA_GEMM_BPS=4). Prints each row as measured and compact
+ * tables at the end.
  */
 #include "pgkm_cuda_api.h"
 #include "pgkm_engine.h"
@@ -162,11 +164,12 @@ set_env(const char *name, const char *value)
 
 static GpuTime
 time_gpu(const pgkm_cuda_api *api, int (*launches)(void *), const std::vector<float> &x, int64_t n, int d, int k,
-		 int det, const char *path, const char *sums, int warm, int reps)
+		 int det, const char *path, const char *sums, int warm, int reps, const char *gemm_bps = nullptr)
 {
 	GpuTime		out;
 	set_env("PGKM_CUDA_PATH", path);
 	set_env("PGKM_CUDA_SUMS", sums);
+	set_env("PGKM_CUDA_GEMM_BPS", gemm_bps);
 	std::vector<double> c((size_t) k * d);
 	for (int i = 0; i < k; i++)	/* evenly spaced rows as initial centroids */
 		for (int j = 0; j < d; j++)
@@ -205,6 +208,7 @@ time_gpu(const pgkm_cuda_api *api, int (*launches)(void *), const std::vector<fl
 		api->destroy(r);
 	set_env("PGKM_CUDA_PATH", nullptr);
 	set_env("PGKM_CUDA_SUMS", nullptr);
+	set_env("PGKM_CUDA_GEMM_BPS", nullptr);
 	return out;
 }
 
@@ -230,7 +234,7 @@ ms(const GpuTime &t)
 static void
 sweep(const pgkm_cuda_api *api, int (*launches)(void *), int64_t n, double tf, double bw)
 {
-	struct ModeRow { int d, k; GpuTime det, fast, det_v1, fast_v1; };
+	struct ModeRow { int d, k; GpuTime det, fast, det_v1, fast_v1, det_bps4; };
 	struct PathRow { int d, k; GpuTime fused, gemm; };
 	std::vector<ModeRow> modes;
 	std::vector<PathRow> paths;
@@ -250,7 +254,7 @@ sweep(const pgkm_cuda_api *api, int (*launches)(void *), int64_t n, double tf, d
 		make_data(x, n, d, 12345 + d);
 		for (int k : {8, 64})
 		{
-			ModeRow		m {d, k, {}, {}, {}, {}};
+			ModeRow		m {d, k, {}, {}, {}, {}, {}};
 			m.det = time_gpu(api, launches, x, n, d, k, 1, nullptr, nullptr, 1, reps);
 			report("det private", d, k, m.det);
 			m.fast = time_gpu(api, launches, x, n, d, k, 0, nullptr, nullptr, 1, reps);
@@ -259,6 +263,11 @@ sweep(const pgkm_cuda_api *api, int (*launches)(void *), int64_t n, double tf, d
 			report("det v1-global", d, k, m.det_v1);
 			m.fast_v1 = time_gpu(api, launches, x, n, d, k, 0, nullptr, "global", 1, reps);
 			report("fast v1-global", d, k, m.fast_v1);
+			if (d > 32)			/* GEMM path: argmin kernel at 4 blocks/SM instead of 2 */
+			{
+				m.det_bps4 = time_gpu(api, launches, x, n, d, k, 1, nullptr, nullptr, 1, reps, "4");
+				report("det private gemm_bps=4", d, k, m.det_bps4);
+			}
 			modes.push_back(m);
 		}
 	}
@@ -278,15 +287,15 @@ sweep(const pgkm_cuda_api *api, int (*launches)(void *), int64_t n, double tf, d
 	}
 	printf("\n== summary 1: ms per iteration, n=%lld (private = this version; v1 = PGKM_CUDA_SUMS=global) ==\n",
 		   (long long) n);
-	printf("%4s %5s | %9s | %9s %9s %9s | %9s %9s | %9s %9s\n", "d", "k", "floor", "det", "fast", "fast/det",
-		   "det v1", "fast v1", "v1/det", "det/floor");
+	printf("%4s %5s | %9s | %9s %9s %9s | %9s %9s | %9s %9s | %9s\n", "d", "k", "floor", "det", "fast", "fast/det",
+		   "det v1", "fast v1", "v1/det", "det/floor", "det bps4");
 	for (auto &m : modes)
 	{
 		double		fl = floor_seconds(n, m.d, m.k, tf, bw);
 		auto		ratio = [](const GpuTime &a, const GpuTime &b) { return a.ok && b.ok ? a.iter_s / b.iter_s : NAN; };
-		printf("%4d %5d | %9.3f | %9s %9s %9.2f | %9s %9s | %9.2f %9.2f\n", m.d, m.k, fl * 1e3, ms(m.det).c_str(),
+		printf("%4d %5d | %9.3f | %9s %9s %9.2f | %9s %9s | %9.2f %9.2f | %9s\n", m.d, m.k, fl * 1e3, ms(m.det).c_str(),
 			   ms(m.fast).c_str(), ratio(m.fast, m.det), ms(m.det_v1).c_str(), ms(m.fast_v1).c_str(),
-			   ratio(m.det_v1, m.det), m.det.ok ? m.det.iter_s / fl : NAN);
+			   ratio(m.det_v1, m.det), m.det.ok ? m.det.iter_s / fl : NAN, m.d > 32 ? ms(m.det_bps4).c_str() : "-");
 	}
 	printf("\n== summary 2: fused vs GEMM, ms per iteration, n=%lld, deterministic (default split: fused for d <= 32) ==\n",
 		   (long long) n);

@@ -81,6 +81,7 @@ struct Run
 	int			smem_per_sm = 0;	/* bytes of shared memory per SM */
 	int			smem_optin = 0; /* largest dynamic shared memory per block */
 	SumsMode	sums = SUMS_AUTO;
+	int			gemm_bps = 2;	/* argmin blocks per SM (PGKM_CUDA_GEMM_BPS, measurements) */
 	Path		path = PATH_DIRECT;
 	bool		resident = false;
 	bool		registered = false;

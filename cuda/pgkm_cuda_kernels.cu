@@ -621,14 +621,19 @@ launch_fused_t(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s, int
 	CKLAUNCH("fused_kernel");
 }
 
-/* Blocks per fused launch: enough rows per block, at most 2 blocks per SM. */
+/*
+ * Blocks per launch: enough rows per block, at most 2 blocks per SM (fused:
+ * __launch_bounds__(BLOCK, 2)); the GEMM argmin kernel gets gemm_bps per SM
+ * (default 2: 16 warps/SM, each on one row at a time, which may leave it
+ * latency-bound at small k; PGKM_CUDA_GEMM_BPS measures more).
+ */
 int
 fused_grid(Run &r)
 {
 	if (r.path == PATH_GEMM)
 	{
 		int64_t		g = (r.tile_rows + (BLOCK / 32) - 1) / (BLOCK / 32);
-		return (int) std::max<int64_t>(1, std::min<int64_t>(g, 2LL * r.sms));
+		return (int) std::max<int64_t>(1, std::min<int64_t>(g, (int64_t) r.gemm_bps * r.sms));
 	}
 	FusedCfg	f = fused_cfg(r);
 	int64_t		g = (r.chunk_rows + (int64_t) BLOCK * f.ppt - 1) / ((int64_t) BLOCK * f.ppt);

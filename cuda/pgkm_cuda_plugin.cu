@@ -312,6 +312,9 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 		r->path = pick_path(d);
 		const char *sums = getenv("PGKM_CUDA_SUMS");	/* benchmarks: v1 global atomics vs private */
 		r->sums = sums && !strcmp(sums, "global") ? SUMS_GLOBAL : SUMS_AUTO;
+		const char *bps = getenv("PGKM_CUDA_GEMM_BPS");	/* benchmarks: argmin occupancy */
+		if (bps && atoi(bps) >= 1 && atoi(bps) <= 8)
+			r->gemm_bps = atoi(bps);
 
 		size_t		freeb = 0, totalb = 0;
 		CK(cudaMemGetInfo(&freeb, &totalb));
