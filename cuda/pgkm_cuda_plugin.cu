@@ -569,7 +569,7 @@ api_probe(char *info, size_t infolen)
 		if (e != cudaSuccess || hv != 42)
 			throw Failure {PGKM_ERR_GPU_UNAVAILABLE, std::string("test kernel failed on ") + p.name + ": " + cudaGetErrorString(e)};
 		char		buf[256];
-		snprintf(buf, sizeof(buf), "%s, %.0f GiB, sm_%d%d", p.name, p.totalGlobalMem / 1073741824.0, p.major, p.minor);
+		snprintf(buf, sizeof(buf), "%.200s, %.0f GiB, sm_%d%d", p.name, p.totalGlobalMem / 1073741824.0, p.major, p.minor);
 		set_err(info, infolen, buf);
 	});
 }

@@ -191,7 +191,9 @@ TEST_P(GpuVsCpu, SameLabelsAndInertia)
 	for (size_t i = 0; i < cpu.centroids.size(); i++)
 		cmax = std::max(cmax, std::fabs(cpu.centroids[i] - gpu.centroids[i]) / (1.0 + std::fabs(cpu.centroids[i])));
 	if (diff == 0)
+	{
 		EXPECT_LT(cmax, 1e-9);
+	}
 	double		dsum = 0;
 	for (int64_t i = 0; i < s.n; i++)
 		dsum += gpu.distances[i] * gpu.distances[i];
