@@ -11,7 +11,14 @@
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}; export OUT; mkdir -p "$OUT"
 status=0
-bash tests/gpu/device_run.sh tests 2>&1 | tee "$OUT/suite_gpu_tests.txt" || status=1
+# SKIP_ENGINE_TESTS=1 skips the engine-level GPU tests (already run by device_run.sh);
+# E2E=1 adds the SQL end-to-end benchmark and the SQL GPU checks (concurrency, cancel).
+if [ "${SKIP_ENGINE_TESTS:-0}" != 1 ]; then
+  bash tests/gpu/device_run.sh tests 2>&1 | tee "$OUT/suite_gpu_tests.txt" || status=1
+elif [ -f .gpuhost/deps.tar.xz ] && ! ldconfig -p | grep -q libopenblas; then
+  tar -C /opt -xJf .gpuhost/deps.tar.xz
+fi
+export PATH=/usr/local/cuda/bin:$PATH
 [ -d /opt/gpudeps/lib ] && export LD_LIBRARY_PATH=/opt/gpudeps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 # PostgreSQL from the bundle, extension built and installed with the plugin
@@ -30,6 +37,10 @@ if bash .gpuhost/pg-up.sh .gpuhost/pg.tar.xz >"$OUT/pg-up.log" 2>&1; then
   make PG_CONFIG=$PG_CONFIG BUILD_DIR=build-pg installcheck REGRESS="$tests" >"$OUT/installcheck.log" 2>&1 || status=1
   tail -15 "$OUT/installcheck.log"
   [ -f regression.diffs ] && cp regression.diffs "$OUT/"
+  if [ "${E2E:-0}" = 1 ]; then
+    timeout ${E2E_TIMEOUT:-300} bash bench/gpu_sql_e2e.sh 2>&1 | tee "$OUT/sql_e2e.log" || status=1
+    timeout ${CHECKS_TIMEOUT:-120} bash tests/gpu/sql_gpu_checks.sh 2>&1 | tee "$OUT/sql_gpu_checks.log" || status=1
+  fi
 else
   cat "$OUT/pg-up.log"; status=1
 fi
