@@ -383,7 +383,7 @@ def machine_info(db):
         # The build uses the working tree: say so when the engine or glue differ from HEAD.
         dirty = subprocess.check_output(['git', '-C', os.path.dirname(HERE), 'status', '--porcelain',
                                          '--', 'src', 'sql', 'CMakeLists.txt', 'Makefile'],
-                                        text=True, stderr=subprocess.DEVNULL).strip()
+                                        text=True, stderr=subprocess.DEVNULL).rstrip()
         if dirty:
             info['git'] += ' + uncommitted changes in ' + ', '.join(sorted(
                 {ln[3:].split('/')[0] + ('/' + ln[3:].split('/')[1] if ln[3:].count('/') > 1 else '')
