@@ -57,8 +57,8 @@ for t in e2e16_1m e2e16; do
   echo "== $t: scan baseline (sum over all 16 columns)"
   timed "SELECT sum($sum16) FROM $t"
   for dev in gpu cpu; do
-    echo "== $t: kmeans(k=64, max_iter=20, tol=0, device=$dev) returning every row"
-    timed "SELECT count(*), sum(distance) FROM kmeans('$t', $arr16, 64, max_iter => 20, tol => 0, device => '$dev')"
+    echo "== $t: kmeans(k=64, max_iter=20, tol=0, init=random, device=$dev) returning every row"
+    timed "SELECT count(*), sum(distance) FROM kmeans('$t', $arr16, 64, max_iter => 20, tol => 0, init => 'random', device => '$dev')"
   done
 done
 echo "== e2e768: scan baseline (sum over every element)"
@@ -66,6 +66,6 @@ timed "SELECT sum(s) FROM e2e768, LATERAL (SELECT sum(e) AS s FROM unnest(v) e) 
 echo "== e2e768: scan baseline (detoast/deform only: sum of v[768])"
 timed "SELECT sum(v[768]) FROM e2e768"
 for dev in gpu cpu; do
-  echo "== e2e768: kmeans(k=64, max_iter=20, tol=0, device=$dev)"
-  timed "SELECT count(*), sum(distance) FROM kmeans('e2e768', ARRAY['v'], 64, max_iter => 20, tol => 0, device => '$dev')"
+  echo "== e2e768: kmeans(k=64, max_iter=20, tol=0, init=random, device=$dev)"
+  timed "SELECT count(*), sum(distance) FROM kmeans('e2e768', ARRAY['v'], 64, max_iter => 20, tol => 0, init => 'random', device => '$dev')"
 done

@@ -604,12 +604,21 @@ priv_fits(const Run &r, size_t other_smem)
 	return (int64_t) (priv_bytes(r) + other_smem) <= per_block;
 }
 
-/* Dynamic shared memory above the 48 KB default needs an opt-in per kernel. */
+/*
+ * Dynamic plus static shared memory above the 48 KB default needs an opt-in
+ * per kernel, and the opt-in may not exceed the device limit less the
+ * kernel's static arrays (asking for the full limit is an invalid argument).
+ */
 static void
 allow_smem(const void *kernel, const Run &r, size_t smem)
 {
-	if (smem > 48 * 1024)
-		CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, r.smem_optin));
+	cudaFuncAttributes fa;
+
+	CK(cudaFuncGetAttributes(&fa, kernel));
+	if (smem + fa.sharedSizeBytes > (size_t) r.smem_optin)
+		CK(cudaErrorInvalidConfiguration);	/* a sizing bug: say so, never launch */
+	if (smem + fa.sharedSizeBytes > 48 * 1024)
+		CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem));
 }
 
 template <int DP, int PPT, bool DIRECT>

@@ -113,7 +113,12 @@ run_engine(const std::vector<float> &x, int64_t n, int d, int k, const std::vect
 		;
 	EXPECT_EQ(rc, PGKM_DONE) << err;
 	pgkm_result res;
-	EXPECT_EQ(pgkm_run_result(run, &res), 0);
+	if (rc != PGKM_DONE || pgkm_run_result(run, &res) != PGKM_OK)
+	{
+		ADD_FAILURE() << "no result: " << err;	/* callers' size checks then fail, no crash */
+		pgkm_run_free(run);
+		return out;
+	}
 	out.labels.assign(res.labels, res.labels + n);
 	out.centroids.assign(res.centroids, res.centroids + (size_t) res.k * d);
 	out.distances.assign(res.distances, res.distances + n);
