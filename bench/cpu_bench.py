@@ -72,6 +72,8 @@ def parse_args():
     p.add_argument('--block', default='generated',
                    help='name of the RESULTS.md block this run replaces (e.g. threads1 for a second run)')
     p.add_argument('--no-md', action='store_true')
+    p.add_argument('--render-only', metavar='JSON',
+                   help='no benchmark: rewrite the RESULTS.md block from a saved results JSON')
     a = p.parse_args()
     if a.json is None:
         a.json = os.path.join(HERE, 'results_cpu%s.json' % ('' if a.block == 'generated' else '_' + a.block))
@@ -455,7 +457,9 @@ def render_md(res):
         per_iter = '–'
         if F.get('engine_s') and S.get('fit_s') and F.get('iterations') and S.get('iterations'):
             per_iter = ratio(S['fit_s'] / S['iterations'], F['engine_s'] / F['iterations'])
-        gt = (fmt(G.get('time')) if G.get('time') else 'no result (note)') if G else 'n/a (2-D only)'
+        ran_postgis = 'postgis' in a['methods'].split(',')
+        gt = (fmt(G.get('time')) if G.get('time') else 'no result (note)') if G else \
+            ('n/a (2-D only)' if ran_postgis else 'not run')
         for nm, m in (('pg_kmeans SQL', P), ('pg_kmeans fit', F), ('sklearn', S), ('PostGIS', G)):
             if m and m.get('note'):
                 notes.append('n=%d d=%d k=%d %s: %s' % (c['n'], c['d'], c['k'], nm, m['note']))
@@ -464,7 +468,8 @@ def render_md(res):
             fmt(F.get('engine_s')), fmt(F.get('iterations')), fmt(S.get('time')), fmt(S.get('read_s')),
             fmt(S.get('fit_s')), fmt(S.get('iterations')), gt,
             ratio(S.get('fit_s'), F.get('engine_s')), per_iter,
-            ratio(S.get('time'), P.get('time')), ratio(G.get('time'), P.get('time')) if G else 'n/a'))
+            ratio(S.get('time'), P.get('time')), ratio(G.get('time'), P.get('time')) if G else
+            ('n/a' if ran_postgis else 'not run')))
     L.append('')
     if notes:
         L.append('Notes: ' + '; '.join(notes) + '.')
@@ -551,6 +556,13 @@ def write_md(path, block, name):
 
 def main():
     a = parse_args()
+    if a.render_only:
+        with open(a.render_only) as f:
+            res = json.load(f)
+        block = render_md(res)
+        write_md(a.results_md, block, res['args']['block'])
+        log('rewrote block %s of %s from %s' % (res['args']['block'], a.results_md, a.render_only))
+        return
     sizes = [int(x) for x in a.sizes.split(',')]
     dims = [int(x) for x in a.dims.split(',')]
     ks = [int(x) for x in a.ks.split(',')]
