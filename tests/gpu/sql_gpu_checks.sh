@@ -26,6 +26,7 @@ gpu_mem() {
     awk -F', ' -v p="$1" '$1 == p { print $2; found = 1 } END { if (!found) print 0 }'
 }
 
+$PSQL -c "CREATE EXTENSION IF NOT EXISTS pg_kmeans" >/dev/null
 # 1. eight sessions at once
 ref=$($PSQL -c "$q_small")
 for i in $(seq 1 8); do $PSQL -c "$q_small" >/tmp/conc_$i.out 2>&1 & done
