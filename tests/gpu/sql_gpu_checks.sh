@@ -71,7 +71,7 @@ else bad "no statement_timeout error"; fi
 # 3. pg_cancel_backend from another session
 $PSQL -c "SELECT 'app:' || pg_backend_pid()" -c "$q_long" >/tmp/cancel.out 2>&1 &
 bg=$!
-sleep 3
+sleep 1.2
 t0=$(date +%s.%N)
 $PSQL -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%max_iter => 100000%' AND pid <> pg_backend_pid()" >/dev/null
 wait $bg
