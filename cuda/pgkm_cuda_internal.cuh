@@ -35,8 +35,8 @@ struct Failure
 enum Path
 {
 	PATH_DIRECT = 0,			/* d < 16: sum((x-c)^2) in fp32, centroids in smem */
-	PATH_DOT = 1,				/* 16 <= d <= 32: ||c'||^2 - 2 x'.c' fused, smem */
-	PATH_GEMM = 2				/* d > 32: cuBLAS SGEMM per row tile + argmin kernel */
+	PATH_DOT = 1,				/* 16 <= d <= 64: ||c'||^2 - 2 x'.c' fused, smem */
+	PATH_GEMM = 2				/* d > 64: cuBLAS SGEMM per row tile + argmin kernel */
 };
 
 /* Everything a pass kernel needs for one block of rows. */

@@ -281,7 +281,7 @@ pick_path(int d)
 		return d < 16 ? PATH_DIRECT : PATH_DOT;
 	if (d < 16)
 		return PATH_DIRECT;
-	if (d <= 32)
+	if (d <= 64)				/* fused beat cuBLAS+argmin up to d = 64 at k = 64 and 1024 (bench/RESULTS.md) */
 		return PATH_DOT;
 	return PATH_GEMM;
 }

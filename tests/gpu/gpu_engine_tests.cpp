@@ -226,7 +226,7 @@ INSTANTIATE_TEST_SUITE_P(Paths, GpuVsCpu, ::testing::Values(
 	Shape {100000, 9, 1000, 0.0f},	/* direct, centroid tiles, global sums */
 	Shape {120000, 16, 64, 500.0f},	/* dot form, offset data (centring) */
 	Shape {50000, 32, 300, 0.0f},	/* dot form, k tiles */
-	Shape {60000, 40, 20, 0.0f},	/* GEMM */
+	Shape {60000, 40, 20, 0.0f},	/* dot form, 32 < d <= 64 */
 	Shape {30000, 200, 128, 1000.0f},	/* GEMM, offset data */
 	Shape {20000, 768, 8, 0.0f}));	/* GEMM, large d */
 
