@@ -107,17 +107,6 @@ matrix_datum(const double *v, int32 k, int32 d)
 }
 
 static Datum
-vector_datum_f8(const double *v, int32 n)
-{
-	Datum	   *elems = (Datum *) palloc(sizeof(Datum) * Max(n, 1));
-
-	for (int32 i = 0; i < n; i++)
-		elems[i] = Float8GetDatum(v[i]);
-	return PointerGetDatum(construct_array(elems, n, FLOAT8OID, sizeof(float8),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
-static Datum
 vector_datum_i8(const int64 *v, int32 n)
 {
 	Datum	   *elems = (Datum *) palloc(sizeof(Datum) * Max(n, 1));
@@ -198,7 +187,7 @@ pgkm_kmeans_fit(PG_FUNCTION_ARGS)
 			ARG(FLOAT8ARRAYOID, (Datum) 0);
 		}
 		ARG(INT8ARRAYOID, vector_datum_i8(r->sizes, r->k));	/* $16 */
-		ARG(FLOAT8ARRAYOID, vector_datum_f8(c->cluster_inertia, r->k));
+		ARG(FLOAT8ARRAYOID, PointerGetDatum(pgkm_float8_array(c->cluster_inertia, r->k)));
 		ARG(FLOAT8OID, Float8GetDatum(r->inertia));	/* $18 */
 		ARG(INT4OID, Int32GetDatum(r->iterations));
 		ARG(BOOLOID, BoolGetDatum(r->converged != 0));	/* $20 */

@@ -118,6 +118,7 @@ extern void pgkm_clustering_end(PgkmClustering *c);
 extern void pgkm_report_timing(const PgkmClustering *c, int64 rows_out);
 
 /* ---- output helpers (srf.cpp) ---- */
+extern ArrayType *pgkm_float8_array(const double *v, int n);
 extern void pgkm_emit_centroid_rows(FunctionCallInfo fcinfo, int32 k, int32 d,
 									const double *centroids,
 									const int64 *sizes,

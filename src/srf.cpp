@@ -15,8 +15,8 @@ PG_FUNCTION_INFO_V1(pgkm_kmeans_centroids);
 #define PGKM_EMIT_CHECK_ROWS 4096
 
 /* A float8[] from a C array of doubles. */
-static ArrayType *
-float8_array(const double *v, int n)
+ArrayType *
+pgkm_float8_array(const double *v, int n)
 {
 	Datum	   *elems = (Datum *) palloc(sizeof(Datum) * Max(n, 1));
 
@@ -44,7 +44,7 @@ pgkm_emit_centroid_rows(FunctionCallInfo fcinfo, int32 k, int32 d,
 		bool		nulls[4] = {false, false, false, false};
 
 		values[0] = Int32GetDatum(c);
-		values[1] = PointerGetDatum(float8_array(centroids + (int64) c * d, d));
+		values[1] = PointerGetDatum(pgkm_float8_array(centroids + (int64) c * d, d));
 		values[2] = Int64GetDatum(sizes[c]);
 		values[3] = Float8GetDatum(cluster_inertia[c]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
