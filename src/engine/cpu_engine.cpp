@@ -106,58 +106,89 @@ sqdist_exact(const float *x, const double *c, int32_t d)
 	return s;
 }
 
-/* Centroid block and row block of the direct kernel (accumulators in registers). */
-static constexpr int32_t DIRECT_CB = 16;
-static constexpr int32_t DIRECT_RB = 4;
-/* Coordinate of the padding centroids: their float distance overflows to +inf. */
-static constexpr float PAD_COORD = 1e30f;
+/*
+ * Rows per block of the direct kernel: one lane per row (4 AVX2 vectors), so
+ * the argmin over centroids is a lane-wise compare + blend with no padding of
+ * k and no horizontal reduction.
+ */
+static constexpr int32_t DIRECT_RB = 32;
 
 /*
- * Direct argmin for small d: 4 rows x 16 centroids per block, summing
- * (x - c)^2 over features in order (so each distance is the same float
- * whatever the vector width). Centroids are transposed (d x kp, kp a multiple
- * of 16, padded). Compiled for AVX2 and a baseline, picked at load time.
+ * Direct argmin of a block of DIRECT_RB rows held transposed in xt (d x RB):
+ * for every centroid c in order, sum (x - c)^2 over features in order (the
+ * same float for each distance as the scalar loop, which the GPU plugin's
+ * direct path reproduces), then keep it where strictly smaller, so ties go to
+ * the lowest index. D > 0 fixes d at compile time (unrolled), D = 0 is any d.
+ */
+typedef float vf8 __attribute__((vector_size(32)));
+typedef int32_t vi8 __attribute__((vector_size(32)));
+static constexpr int DIRECT_NV = DIRECT_RB / 8;
+
+template <int D>
+__attribute__((always_inline)) static inline void
+direct_block(const float *xt, int32_t dd, const float *cent, int32_t k, int32_t *bi)
+{
+	const int32_t d = D > 0 ? D : dd;
+	vf8			best[DIRECT_NV];
+	vi8			idx[DIRECT_NV];
+	for (int v = 0; v < DIRECT_NV; v++)
+	{
+		best[v] = vf8 {} + std::numeric_limits<float>::infinity();
+		idx[v] = vi8 {};
+	}
+	for (int32_t c = 0; c < k; c++)
+	{
+		const float *cr = cent + (size_t) c * d;
+		vf8			acc[DIRECT_NV] = {};
+		for (int32_t j = 0; j < d; j++)
+		{
+			const vf8	cj = vf8 {} + cr[j];
+			for (int v = 0; v < DIRECT_NV; v++)
+			{
+				vf8			xv;
+				memcpy(&xv, xt + (size_t) j * DIRECT_RB + v * 8, sizeof(xv));
+				vf8			t = xv - cj;
+				acc[v] += t * t;
+			}
+		}
+		const vi8	cv = vi8 {} + c;
+		for (int v = 0; v < DIRECT_NV; v++)
+		{
+			const vi8	lt = acc[v] < best[v];
+			best[v] = lt ? acc[v] : best[v];
+			idx[v] = lt ? cv : idx[v];
+		}
+	}
+	memcpy(bi, idx, sizeof(idx));
+}
+
+/*
+ * Direct argmin for small d over k x d float centroids (row-major, not
+ * padded); xt is scratch of d * DIRECT_RB floats. Rows past the end of a
+ * partial block repeat the last row. Compiled for AVX2 and a baseline, picked
+ * at load time; neither contracts to FMA, so both give the same floats.
  */
 __attribute__((target_clones("avx2", "default"))) static void
-direct_argmin(const float *x, int64_t rows, int32_t d, const float *ct, int32_t kp,
-			  int32_t *out)
+direct_argmin(const float *x, int64_t rows, int32_t d, const float *cent, int32_t k,
+			  float *xt, int32_t *out)
 {
+	int32_t		bi[DIRECT_RB];
 	for (int64_t i = 0; i < rows; i += DIRECT_RB)
 	{
 		const int64_t nr = std::min<int64_t>(DIRECT_RB, rows - i);
-		const float *xr[DIRECT_RB];
-		for (int r = 0; r < DIRECT_RB; r++)
-			xr[r] = x + (i + std::min<int64_t>(r, nr - 1)) * d;
-		float		best[DIRECT_RB];
-		int32_t		bi[DIRECT_RB];
 		for (int r = 0; r < DIRECT_RB; r++)
 		{
-			best[r] = std::numeric_limits<float>::infinity();
-			bi[r] = 0;
-		}
-		for (int32_t c0 = 0; c0 < kp; c0 += DIRECT_CB)
-		{
-			float		acc[DIRECT_RB][DIRECT_CB] = {};
+			const float *xr = x + (i + std::min<int64_t>(r, nr - 1)) * d;
 			for (int32_t j = 0; j < d; j++)
-			{
-				const float *cr = ct + (size_t) j * kp + c0;
-				for (int r = 0; r < DIRECT_RB; r++)
-				{
-					const float xv = xr[r][j];
-					for (int c = 0; c < DIRECT_CB; c++)
-					{
-						float		t = xv - cr[c];
-						acc[r][c] += t * t;
-					}
-				}
-			}
-			for (int r = 0; r < DIRECT_RB; r++)
-				for (int c = 0; c < DIRECT_CB; c++)
-					if (acc[r][c] < best[r])
-					{
-						best[r] = acc[r][c];
-						bi[r] = c0 + c;
-					}
+				xt[(size_t) j * DIRECT_RB + r] = xr[j];
+		}
+		switch (d)
+		{
+			case 1: direct_block<1>(xt, d, cent, k, bi); break;
+			case 2: direct_block<2>(xt, d, cent, k, bi); break;
+			case 3: direct_block<3>(xt, d, cent, k, bi); break;
+			case 4: direct_block<4>(xt, d, cent, k, bi); break;
+			default: direct_block<0>(xt, d, cent, k, bi); break;
 		}
 		for (int64_t r = 0; r < nr; r++)
 			out[i + r] = bi[r];
@@ -180,8 +211,7 @@ public:
 		cent_.assign((size_t) k * d, 0.0);
 		sums_.assign((size_t) k * d, 0.0);
 		centf_.assign((size_t) k * d, 0.0f);
-		kpad_ = (k + DIRECT_CB - 1) / DIRECT_CB * DIRECT_CB;
-		centT_.assign((size_t) kpad_ * d, PAD_COORD);
+		centd_.assign((size_t) k * d, 0.0f);
 		cnorm_.assign(k, 0.0f);
 		worker_sizes_.assign((size_t) pool->size() * k, 0);
 		worker_moved_.assign(pool->size(), 0);
@@ -219,14 +249,13 @@ private:
 	std::vector<double> cent_;		/* current centroids, fp64 */
 	std::vector<double> sums_;		/* centroid sums, fp64 */
 	std::vector<float> centf_;		/* GEMM: centred float centroids, k x d */
-	std::vector<float> centT_;		/* direct: float centroids transposed, d x kpad_ */
-	int32_t		kpad_ = 0;		/* kmax_ rounded up to DIRECT_CB */
+	std::vector<float> centd_;		/* direct: float centroids, k x d */
 	std::vector<float> cnorm_;		/* GEMM: ||centred c||^2 */
 	std::vector<int64_t> worker_sizes_;
 	std::vector<int64_t> worker_moved_;
 	struct Scratch
 	{
-		std::vector<float> a;	/* chunk rows, centred (GEMM) */
+		std::vector<float> a;	/* chunk rows, centred (GEMM); transposed row block (direct) */
 		std::vector<float> dots;	/* chunk x k products (GEMM) */
 		std::vector<int32_t> idx;	/* chunk argmins (direct) */
 		std::vector<float> norms;	/* chunk row norms (k-means++ GEMM) */
@@ -252,13 +281,10 @@ CpuBackend::set_centroids(const double *centroids, int32_t k)
 			float		vc = (float) (v - (double) meanf_[j]);	/* the same shift as the rows */
 			centf_[(size_t) c * d + j] = vc;
 			norm += vc * vc;
-			centT_[(size_t) j * kpad_ + c] = (float) v;
+			centd_[(size_t) c * d + j] = (float) v;
 		}
 		cnorm_[c] = norm;
 	}
-	for (int32_t c = k; c < kpad_; c++)	/* k may shrink: re-pad the tail */
-		for (int32_t j = 0; j < d; j++)
-			centT_[(size_t) j * kpad_ + c] = PAD_COORD;
 }
 
 /*
@@ -319,7 +345,8 @@ CpuBackend::assign_chunk(int64_t r0, int64_t r1, int worker, int32_t *labels, do
 	else
 	{
 		s.idx.resize(rows);
-		direct_argmin(x_ + r0 * d, rows, d, centT_.data(), kpad_, s.idx.data());
+		s.a.resize((size_t) d * DIRECT_RB);
+		direct_argmin(x_ + r0 * d, rows, d, centd_.data(), k, s.a.data(), s.idx.data());
 		for (int64_t r = 0; r < rows; r++)
 		{
 			const int64_t i = r0 + r;

@@ -4,6 +4,7 @@
  * Lloyd written here (scikit-learn 1.2 semantics), invariants, determinism,
  * policies, interrupts, argument errors and GPU-plugin failure paths.
  */
+#include "engine_internal.h"
 #include "pgkm_engine.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -845,6 +847,69 @@ TEST(DistancePaths, DirectAndGemmBothMatchTheReference)
 			for (size_t i = 0; i < ref.centers.size(); i++)
 				ASSERT_NEAR(r.centroids[i], ref.centers[i], 1e-5);
 			EXPECT_NEAR(r.inertia, ref.inertia, 1e-6 * ref.inertia);
+		}
+}
+
+/*
+ * The direct kernel (one lane per row, compare + blend over centroids) against
+ * a scalar float argmin in the same summation order: integer grid data and
+ * repeated / equidistant centroids make exact ties, which must go to the
+ * lowest index; row counts that are not a multiple of the row block and
+ * k <= 8, k not a multiple of 8, and the unrolled (d <= 4) and generic d.
+ */
+TEST(DistancePaths, DirectArgminTiesGoToTheLowestIndex)
+{
+	GemmCrossover g(1 << 30);	/* always direct */
+	std::mt19937_64 gen(5);
+	for (int d : {1, 2, 3, 6})
+		for (int k : {1, 3, 8, 9, 33})
+		{
+			const int64_t n = 1000 + 7;
+			std::vector<float> x((size_t) n * d);
+			for (auto &v : x)
+				v = (float) (gen() % 9) - 4.0f;
+			std::vector<double> c((size_t) k * d);
+			for (int ci = 0; ci < k; ci++)
+				for (int j = 0; j < d; j++)	/* every third centroid repeats the one before */
+					c[(size_t) ci * d + j] = (ci % 3 == 2) ? c[(size_t) (ci - 1) * d + j]
+						: (double) (gen() % 9) - 4.0 + (gen() % 2) * 0.5;
+			std::vector<double> mean(d, 0.0);
+			pgkm::ThreadPool pool(2, nullptr, nullptr);
+			auto		be = pgkm::make_cpu_backend(x.data(), n, d, k, mean.data(), 1.0, &pool);
+			be->set_centroids(c.data(), k);
+			std::vector<int32_t> labels(n, -1);
+			std::vector<double> dist2(n);
+			std::vector<int64_t> sizes(k);
+			double		inertia = 0;
+			be->assign(labels.data(), dist2.data(), sizes.data(), &inertia);
+			int64_t		ties = 0, wrong = 0;
+			for (int64_t i = 0; i < n; i++)
+			{
+				float		best = std::numeric_limits<float>::infinity();
+				int			bi = 0, at_best = 0;
+				for (int ci = 0; ci < k; ci++)
+				{
+					float		s = 0;
+					for (int j = 0; j < d; j++)
+					{
+						float		t = x[(size_t) i * d + j] - (float) c[(size_t) ci * d + j];
+						s += t * t;
+					}
+					if (s < best)
+					{
+						best = s;
+						bi = ci;
+						at_best = 1;
+					}
+					else if (s == best)
+						at_best++;
+				}
+				ties += at_best > 1;
+				wrong += labels[i] != bi;
+			}
+			EXPECT_EQ(wrong, 0) << "d " << d << " k " << k;
+			if (k >= 3)
+				EXPECT_GT(ties, 0) << "d " << d << " k " << k;	/* the data does make ties */
 		}
 }
 
