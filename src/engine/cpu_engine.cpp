@@ -124,6 +124,9 @@ typedef float vf8 __attribute__((vector_size(32)));
 typedef int32_t vi8 __attribute__((vector_size(32)));
 static constexpr int DIRECT_NV = DIRECT_RB / 8;
 
+/* All lanes = s, as one broadcast (a lane-by-lane initialiser compiles to inserts). */
+#define splat(s) __builtin_shuffle(vf8 {(s)}, vi8 {})
+
 template <int D>
 __attribute__((always_inline)) static inline void
 direct_block(const float *xt, int32_t dd, const float *cent, int32_t k, int32_t *bi)
@@ -142,7 +145,7 @@ direct_block(const float *xt, int32_t dd, const float *cent, int32_t k, int32_t 
 		vf8			acc[DIRECT_NV] = {};
 		for (int32_t j = 0; j < d; j++)
 		{
-			const vf8	cj = vf8 {} + cr[j];
+			const vf8	cj = splat(cr[j]);
 			for (int v = 0; v < DIRECT_NV; v++)
 			{
 				vf8			xv;
@@ -195,6 +198,52 @@ direct_argmin(const float *x, int64_t rows, int32_t d, const float *cent, int32_
 	}
 }
 
+/*
+ * k-means++ distances: squared distances of the listed rows of x (offsets
+ * into x) to the candidates held transposed in ct (d x tp, tp a multiple of
+ * 8), written to out[row * tp + t]. Each distance is summed over features in
+ * order exactly as sqdist_f does (no FMA in either clone), so a lane gives the
+ * same float as sqdist_f(x_row, candidate) whatever else is computed.
+ */
+__attribute__((target_clones("avx2", "default"))) static void
+kpp_dists(const float *x, int32_t d, const int32_t *rows, int64_t cnt, const float *ct,
+		  int32_t tp, float *out)
+{
+	constexpr int R = 8;		/* rows in flight: independent accumulators */
+	for (int64_t g = 0; g < cnt; g += R)
+	{
+		const int64_t nr = std::min<int64_t>(R, cnt - g);
+		const float *xr[R];
+		for (int r = 0; r < R; r++)
+			xr[r] = x + (int64_t) rows[g + std::min<int64_t>(r, nr - 1)] * d;
+		for (int32_t b = 0; b < tp; b += 8)
+		{
+			vf8			acc[R] = {};
+			for (int32_t j = 0; j < d; j++)
+			{
+				vf8			cv;
+				memcpy(&cv, ct + (size_t) j * tp + b, sizeof(cv));
+				for (int r = 0; r < R; r++)
+				{
+					vf8			t = splat(xr[r][j]) - cv;
+					acc[r] += t * t;
+				}
+			}
+			for (int64_t r = 0; r < nr; r++)
+				memcpy(out + (size_t) rows[g + r] * tp + b, &acc[r], sizeof(vf8));
+		}
+	}
+}
+
+/* Test hook: k-means++ skips rows proven unaffected (1, default) or computes all (0). */
+static std::atomic<int32_t> kpp_pruning {1};
+
+extern "C" int32_t
+pgkm_internal_set_kpp_pruning(int32_t on)
+{
+	return kpp_pruning.exchange(on);
+}
+
 class CpuBackend : public Backend
 {
 public:
@@ -234,8 +283,6 @@ private:
 	void		assign_chunk(int64_t r0, int64_t r1, int worker, int32_t *labels, double *dist2,
 							 int64_t *sizes, double *inertia, int64_t *moved);
 	void		update_centroids(const int64_t *sizes, double *centroids);
-	void		candidate_dists(int64_t r0, int64_t r1, int32_t T, const float *cand,
-								const float *candc, const float *cnorm, int worker, float *out);
 
 	const float *x_;
 	int64_t		n_;
@@ -258,7 +305,6 @@ private:
 		std::vector<float> a;	/* chunk rows, centred (GEMM); transposed row block (direct) */
 		std::vector<float> dots;	/* chunk x k products (GEMM) */
 		std::vector<int32_t> idx;	/* chunk argmins (direct) */
-		std::vector<float> norms;	/* chunk row norms (k-means++ GEMM) */
 	};
 	std::vector<Scratch> scratch_;
 };
@@ -472,60 +518,19 @@ CpuBackend::assign(int32_t *labels, double *dist2, int64_t *sizes, double *inert
 }
 
 /*
- * Squared distances (float) of rows r0..r1-1 to T candidate rows, into
- * out[(i - r0) * T + t]. Large d: GEMM form on centred data, and any result
- * below 1% of ||x||^2 + ||c||^2 (where cancellation could matter, including
- * identical points, which must give exactly 0) is recomputed directly.
- */
-void
-CpuBackend::candidate_dists(int64_t r0, int64_t r1, int32_t T, const float *cand,
-							const float *candc, const float *cnorm, int worker, float *out)
-{
-	const int32_t d = d_;
-	const int64_t rows = r1 - r0;
-	if (!use_gemm(d, 4))
-	{
-		for (int64_t r = 0; r < rows; r++)
-			for (int32_t t = 0; t < T; t++)
-				out[r * T + t] = sqdist_f(x_ + (r0 + r) * d, cand + (size_t) t * d, d);
-		return;
-	}
-	Scratch    &s = scratch_[worker];
-	s.a.resize((size_t) rows * d);
-	s.norms.resize(rows);
-	float	   *a = s.a.data();
-	const float *mf = meanf_.data();
-	for (int64_t r = 0; r < rows; r++)
-	{
-		const float *xi = x_ + (r0 + r) * d;
-		float	   *ar = a + r * d;
-		float		nr = 0;
-		for (int32_t j = 0; j < d; j++)
-		{
-			ar[j] = xi[j] - mf[j];
-			nr += ar[j] * ar[j];
-		}
-		s.norms[r] = nr;
-	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) rows, T, d, 1.0f, a, d,
-				candc, d, 0.0f, out, T);
-	for (int64_t r = 0; r < rows; r++)
-		for (int32_t t = 0; t < T; t++)
-		{
-			float		scale = s.norms[r] + cnorm[t];
-			float		g = scale - 2.0f * out[r * T + t];
-			if (g < 0.01f * scale)
-				g = sqdist_f(x_ + (r0 + r) * d, cand + (size_t) t * d, d);
-			out[r * T + t] = g;
-		}
-}
-
-/*
  * Greedy k-means++ as scikit-learn does it: first center uniform, then per
  * center 2 + floor(ln k) candidates drawn with probability proportional to
  * D^2, keeping the one that minimises the new potential. Stops early (fewer
  * centers) when every remaining D^2 is 0, i.e. the data has fewer distinct
  * points than k. Candidates always have D^2 > 0, so centers are distinct.
+ *
+ * D^2 are floats summed in feature order (sqdist_f). Each row remembers its
+ * closest center; by the triangle inequality a candidate at distance A from
+ * that center cannot be closer than it when A >= 2 D, so with a margin for
+ * the float rounding of both sums (A^2 >= 4 (1 + m) D^2) the row's
+ * min(D^2, dist) is D^2 without computing dist. Skipping is therefore exact:
+ * the result is bit-identical with pruning off (test hook) and, with per-chunk
+ * sums reduced in chunk order, for any thread count.
  */
 int32_t
 CpuBackend::kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potential)
@@ -534,72 +539,66 @@ CpuBackend::kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potent
 	const int64_t n = n_;
 	const int64_t nchunks = (n + KPP_CHUNK - 1) / KPP_CHUNK;
 	const int	trials = 2 + (int) std::log((double) k);
+	const int32_t tp = (trials + 7) / 8 * 8;	/* candidate lanes */
+	const int	nw = pool_->size();
 	Rng			rng(seed);
 	std::vector<float> closest(n);
+	std::vector<int32_t> owner(n);	/* index of the closest center */
 	std::vector<double> csum(nchunks);
 	std::vector<double> tpart((size_t) nchunks * trials);
-	/* candidates as rows, centred, and their centred norms */
-	std::vector<float> cand((size_t) trials * d), candc((size_t) trials * d), cnorm(trials);
+	std::vector<float> cand((size_t) trials * d), ct((size_t) d * tp, 0.0f);
+	std::vector<float> cf((size_t) k * d);	/* centers so far, float rows */
+	std::vector<double> cc((size_t) trials * k);	/* ||candidate t - center j||^2 */
+	std::vector<double> mincc(k);	/* min over candidates */
+
+	/*
+	 * Skip test: a bound of the candidate-center distance^2 far enough above
+	 * D^2. Both float sums carry a relative error below delta = (d + 3) u
+	 * (u = 2^-24); m = 8 delta + 1e-6 covers both with room to spare.
+	 */
+	const bool	prune = kpp_pruning.load(std::memory_order_relaxed) != 0;
+	const double thr = 4.0 * (1.0 + 8.0 * (d + 3) * 0x1p-24 + 1e-6);
+	auto		unaffected = [&](double a2, int64_t i) {
+		return prune && a2 >= thr * (double) closest[i] + 1e-30;
+	};
+
+	/*
+	 * The trial pass keeps the distances it computed (row-indexed, n x tp)
+	 * when that costs at most the data's own size, so the winner's need no
+	 * recomputation; otherwise (small d) they are recomputed. Shape only.
+	 */
+	const bool	keep_trials = tp <= d;
+	std::vector<float> tdist(keep_trials ? (size_t) n * tp : 0);
+	std::vector<std::vector<int32_t>> wlist(nw);
+	std::vector<std::vector<float>> wdist(nw);
+
 	auto		load_candidate = [&](int t, int64_t row) {
-		float		nr = 0;
 		for (int32_t j = 0; j < d; j++)
 		{
-			float		v = x_[row * d + j];
-			cand[(size_t) t * d + j] = v;
-			candc[(size_t) t * d + j] = v - meanf_[j];
-			nr += candc[(size_t) t * d + j] * candc[(size_t) t * d + j];
+			cand[(size_t) t * d + j] = x_[row * d + j];
+			ct[(size_t) j * tp + t] = x_[row * d + j];
 		}
-		cnorm[t] = nr;
 	};
-	std::vector<std::vector<float>> wdist(pool_->size());
-
 	auto		set_center = [&](int32_t c, int64_t row) {
 		for (int32_t j = 0; j < d; j++)
+		{
 			centroids[(size_t) c * d + j] = (double) x_[row * d + j];
+			cf[(size_t) c * d + j] = x_[row * d + j];
+		}
 	};
-	/*
-	 * The trial pass keeps every row's distance to every candidate when that
-	 * costs at most the data's own size (trials <= d), so the winner's
-	 * distances need no second pass over the data (for large d, that pass is
-	 * memory-bound); otherwise they are recomputed. Depends on the shape only.
-	 */
-	const bool	keep_trials = trials <= d;
-	std::vector<float> tdist(keep_trials ? (size_t) n * trials : 0);
-
-	/* closest = min(closest, D^2 to the winner) (or = when first); chunk sums refreshed */
-	auto		update_closest = [&](bool first, int winner) {
-		pool_->parallel_for(nchunks, [&](int64_t ch, int w) {
-			int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
-			const float *dist;
-			int32_t		stride;
-			if (first || !keep_trials)
-			{
-				std::vector<float> &buf = wdist[w];
-				buf.resize(r1 - r0);
-				candidate_dists(r0, r1, 1, cand.data(), candc.data(), cnorm.data(), w, buf.data());
-				dist = buf.data();
-				stride = 1;
-			}
-			else
-			{
-				dist = tdist.data() + (size_t) r0 * trials + winner;
-				stride = trials;
-			}
-			double		s = 0;
-			for (int64_t i = r0; i < r1; i++)
-			{
-				float		v = dist[(i - r0) * stride];
-				if (!first)
-					v = std::min(v, closest[i]);
-				closest[i] = v;
-				s += v;
-			}
-			csum[ch] = s;
-		});
-		double		pot = 0;
-		for (double v : csum)
-			pot += v;
-		return pot;
+	/* distances of the chunk's listed rows: into tdist, or the worker's buffer */
+	auto		chunk_dists = [&](int64_t r0, int64_t r1, int w) -> float * {
+		const std::vector<int32_t> &list = wlist[w];
+		float	   *dist;
+		if (keep_trials)
+			dist = tdist.data() + (size_t) r0 * tp;
+		else
+		{
+			wdist[w].resize((size_t) (r1 - r0) * tp);
+			dist = wdist[w].data();
+		}
+		kpp_dists(x_ + r0 * d, d, list.data(), (int64_t) list.size(), ct.data(), tp, dist);
+		return dist;
 	};
 	/* first index whose running D^2 sum reaches r, restricted to D^2 > 0 */
 	auto		sample = [&](double r) -> int64_t {
@@ -628,11 +627,34 @@ CpuBackend::kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potent
 				return i;
 		return 0;
 	};
+	auto		total = [&]() {
+		double		pot = 0;
+		for (double v : csum)
+			pot += v;
+		return pot;
+	};
 
+	/* first center: every row's D^2 */
 	int64_t		first = rng.below(n);
 	set_center(0, first);
 	load_candidate(0, first);
-	double		pot = update_closest(true, 0);
+	pool_->parallel_for(nchunks, [&](int64_t ch, int w) {
+		int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
+		std::vector<int32_t> &list = wlist[w];
+		list.resize(r1 - r0);
+		for (int64_t i = 0; i < r1 - r0; i++)
+			list[i] = (int32_t) i;
+		const float *dist = chunk_dists(r0, r1, w);
+		double		s = 0;
+		for (int64_t i = r0; i < r1; i++)
+		{
+			closest[i] = dist[(size_t) (i - r0) * tp];
+			owner[i] = 0;
+			s += closest[i];
+		}
+		csum[ch] = s;
+	});
+	double		pot = total();
 	int32_t		found = 1;
 	std::vector<int64_t> ids(trials);
 	while (found < k && pot > 0)
@@ -642,26 +664,52 @@ CpuBackend::kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potent
 			ids[t] = sample(rng.uniform() * pot);
 			load_candidate(t, ids[t]);
 		}
+		/* candidate-center distances (fp64) and their minimum per center */
+		const int64_t cblk = 64;
+		pool_->parallel_for((found + cblk - 1) / cblk, [&](int64_t b, int) {
+			for (int64_t c = b * cblk; c < std::min<int64_t>(found, (b + 1) * cblk); c++)
+			{
+				double		mn = std::numeric_limits<double>::infinity();
+				for (int t = 0; t < trials; t++)
+				{
+					double		s = 0;
+					for (int32_t j = 0; j < d; j++)
+					{
+						double		v = (double) cand[(size_t) t * d + j] - (double) cf[(size_t) c * d + j];
+						s += v * v;
+					}
+					cc[(size_t) t * k + c] = s;
+					mn = std::min(mn, s);
+				}
+				mincc[c] = mn;
+			}
+		});
+		/* potential with each candidate added, per chunk in row order */
 		pool_->parallel_for(nchunks, [&](int64_t ch, int w) {
 			int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
-			float	   *dist;
-			if (keep_trials)
-				dist = tdist.data() + (size_t) r0 * trials;
-			else
-			{
-				wdist[w].resize((size_t) (r1 - r0) * trials);
-				dist = wdist[w].data();
-			}
-			candidate_dists(r0, r1, trials, cand.data(), candc.data(), cnorm.data(), w, dist);
+			std::vector<int32_t> &list = wlist[w];
+			list.clear();
+			for (int64_t i = r0; i < r1; i++)
+				if (!unaffected(mincc[owner[i]], i))
+					list.push_back((int32_t) (i - r0));
+			const float *dist = chunk_dists(r0, r1, w);
 			double		acc[64];
 			double	   *sum = trials <= 64 ? acc : &tpart[(size_t) ch * trials];
 			std::fill(sum, sum + trials, 0.0);
+			size_t		li = 0;
 			for (int64_t i = r0; i < r1; i++)
 			{
 				const float ci = closest[i];
-				const float *dr = dist + (i - r0) * trials;
-				for (int t = 0; t < trials; t++)
-					sum[t] += std::min(ci, dr[t]);
+				if (li < list.size() && list[li] == i - r0)
+				{
+					const float *dr = dist + (size_t) (i - r0) * tp;
+					for (int t = 0; t < trials; t++)
+						sum[t] += std::min(ci, dr[t]);
+					li++;
+				}
+				else
+					for (int t = 0; t < trials; t++)
+						sum[t] += ci;
 			}
 			if (sum == acc)
 				std::copy(acc, acc + trials, &tpart[(size_t) ch * trials]);
@@ -680,9 +728,31 @@ CpuBackend::kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potent
 			}
 		}
 		set_center(found, ids[best]);
-		if (!keep_trials)
-			load_candidate(0, ids[best]);
-		pot = update_closest(false, best);
+		/* closest = min(closest, D^2 to the winner); rows it cannot reach keep theirs */
+		const double *ccb = cc.data() + (size_t) best * k;
+		const float *cb = cand.data() + (size_t) best * d;
+		pool_->parallel_for(nchunks, [&](int64_t ch, int) {
+			int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
+			double		s = 0;
+			for (int64_t i = r0; i < r1; i++)
+			{
+				float		v = closest[i];
+				if (!unaffected(ccb[owner[i]], i))
+				{
+					float		db = keep_trials ? tdist[(size_t) i * tp + best]
+						: sqdist_f(x_ + i * d, cb, d);
+					if (db < v)
+					{
+						v = db;
+						owner[i] = found;
+					}
+				}
+				closest[i] = v;
+				s += v;
+			}
+			csum[ch] = s;
+		});
+		pot = total();
 		found++;
 	}
 	set_centroids(centroids, found);

@@ -173,6 +173,8 @@ void		copy_message(char *dst, size_t len, const std::string &msg);
  * uses the GEMM form (default 8). Returns the previous value. Process-wide.
  */
 extern "C" int32_t pgkm_internal_set_gemm_min_d(int32_t d);
+/* Test hook: k-means++ row skipping on (1, default) or off (0); returns the previous. */
+extern "C" int32_t pgkm_internal_set_kpp_pruning(int32_t on);
 /* Test hook: the driver library required before loading the plugin ("" = none); returns the previous. */
 extern "C" const char *pgkm_internal_set_driver_library(const char *soname);
 

@@ -952,6 +952,51 @@ TEST(DistancePaths, KmeansppIsDeterministicAcrossThreadsWithGemm)
 	EXPECT_EQ(a.inertia, b.inertia);
 }
 
+/*
+ * k-means++ skips rows that the triangle inequality proves unaffected by a
+ * candidate; skipping must change nothing: the same centres bit for bit as
+ * computing every distance, at small d (winner's distances recomputed) and
+ * large d (kept from the trial pass), for 1 and 3 threads, and the potential
+ * (progress inertia of the init step) equals a brute-force fp64 check.
+ */
+TEST(DistancePaths, KmeansppPruningChangesNothing)
+{
+	for (int d : {3, 40})
+	{
+		auto		x = blobs(20000, d, 40, 31 + d, 0.5);
+		pgkm_options o = options(60);
+		o.seed = 9;
+		o.max_iter = 1;
+		std::vector<Result> rs;
+		for (int32_t prune : {1, 0})
+			for (int32_t threads : {1, 3})
+			{
+				int32_t		saved = pgkm_internal_set_kpp_pruning(prune);
+				o.n_threads = threads;
+				rs.push_back(run(x, d, o));
+				pgkm_internal_set_kpp_pruning(saved);
+				ASSERT_EQ(rs.back().status, PGKM_DONE) << rs.back().err;
+			}
+		for (size_t i = 1; i < rs.size(); i++)
+		{
+			EXPECT_EQ(rs[i].init, rs[0].init) << "d " << d << " run " << i;
+			EXPECT_EQ(rs[i].progress[0].inertia, rs[0].progress[0].inertia) << "d " << d;
+		}
+		/* the potential is the sum of each row's squared distance to its nearest centre */
+		const auto &c = rs[0].init;
+		const int	k = (int) (c.size() / d);
+		double		pot = 0;
+		for (size_t i = 0; i < x.size() / d; i++)
+		{
+			double		b = std::numeric_limits<double>::infinity();
+			for (int q = 0; q < k; q++)
+				b = std::min(b, d2(&x[i * d], &c[(size_t) q * d], d));
+			pot += b;
+		}
+		EXPECT_NEAR(rs[0].progress[0].inertia, pot, 1e-5 * pot) << "d " << d;
+	}
+}
+
 /* ---- the GPU driver path, through a CPU stand-in plugin (tests/unit/fake_cuda_plugin) ---- */
 #ifdef PGKM_FAKE_CUDA_PLUGIN
 namespace
