@@ -37,6 +37,7 @@ typedef struct ColInfo
 	const char *name;
 	AttrNumber	attnum;
 	PgkmColKind kind;
+	int			tuple_off;		/* byte offset in a heap tuple without NULLs, or -1 */
 } ColInfo;
 
 typedef struct PgkmScan
@@ -57,8 +58,12 @@ typedef struct PgkmScan
 	int64		cap;
 	int64		n_est;			/* rows estimated from the relation's size */
 	int64		n_skipped;
-	Datum	   *vals;			/* per row, indexed like cols */
+	Datum	   *vals;			/* per row, indexed like cols (SPI path) */
 	bool	   *nulls;
+	int		   *val_index;		/* where column i sits in the values passed to add_row */
+	bool		rowcxt_dirty;	/* a detoast or numeric conversion allocated */
+	bool		all_float4;		/* every column is real: the tight loop applies */
+	bool		tuple_offsets;	/* every column has a fixed tuple_off */
 } PgkmScan;
 
 /*
@@ -260,52 +265,211 @@ to_feature(const char *colname, double v, ItemPointer tid)
 	return (float) v;
 }
 
-/* Scalar datum of a known kind as double (numeric via float8, no overflow error). */
-static inline double
-scalar_value(PgkmColKind kind, Datum v)
+/*
+ * A scalar feature as float32, checked. Why a converter per kind, each with
+ * only the checks its type needs: a real is in range whenever it is finite,
+ * and an integer is always finite and in range (|int8| < FLT_MAX), so only
+ * double precision and numeric pay for to_feature's range test. Numeric
+ * converts through float8 (no overflow error) and allocates, so it marks the
+ * row context dirty.
+ */
+static inline float
+scalar_feature(PgkmScan *s, const ColInfo *c, Datum v, ItemPointer tid)
 {
-	switch (kind)
+	switch (c->kind)
 	{
 		case PGKM_COL_INT2:
-			return (double) DatumGetInt16(v);
+			return (float) DatumGetInt16(v);
 		case PGKM_COL_INT4:
-			return (double) DatumGetInt32(v);
+			return (float) DatumGetInt32(v);
 		case PGKM_COL_INT8:
-			return (double) DatumGetInt64(v);
+			return (float) DatumGetInt64(v);
 		case PGKM_COL_FLOAT4:
-			return (double) DatumGetFloat4(v);
+			{
+				float		f = DatumGetFloat4(v);
+
+				if (unlikely(!std::isfinite(f)))
+					report_non_finite(c->name, f, tid);
+				return f;
+			}
 		case PGKM_COL_FLOAT8:
-			return DatumGetFloat8(v);
+			return to_feature(c->name, DatumGetFloat8(v), tid);
 		case PGKM_COL_NUMERIC:
-			return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, v));
+			{
+				MemoryContext old = MemoryContextSwitchTo(s->rowcxt);
+				double		d = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, v));
+
+				MemoryContextSwitchTo(old);
+				s->rowcxt_dirty = true;
+				return to_feature(c->name, d, tid);
+			}
 		default:
-			return 0.0;
+			return 0.0f;
+	}
+}
+
+/* Bits of a float, for the branch-free finiteness checks below. */
+static inline uint32
+float_bits(float f)
+{
+	uint32		b;
+
+	memcpy(&b, &f, sizeof(b));
+	return b;
+}
+
+/*
+ * Four-lane vectors (GCC/clang vector extensions: SSE2 on x86-64, NEON on
+ * ARM). Why by hand: -O2 does not vectorise these reductions, and the
+ * per-element check was the array path's main cost.
+ */
+typedef uint32 u32x4 __attribute__((vector_size(16)));
+typedef int64 i64x2 __attribute__((vector_size(16)));
+typedef float f32x4 __attribute__((vector_size(16)));
+typedef double f64x2 __attribute__((vector_size(16)));
+
+/*
+ * Copy n reals; false when one is NaN or infinite. Why this bit
+ * arithmetic: (b & exponent) + 2^23 carries into bit 31 exactly for an
+ * all-ones exponent, so one add and one or per value, no branch.
+ */
+static inline bool
+copy_finite_float4(float *out, const float4 *p, int n)
+{
+	const u32x4 expo = {0x7f800000u, 0x7f800000u, 0x7f800000u, 0x7f800000u};
+	const u32x4 one = {0x00800000u, 0x00800000u, 0x00800000u, 0x00800000u};
+	u32x4		acc = {0, 0, 0, 0};
+	uint32		acc1;
+	int			e = 0;
+
+	for (; e + 4 <= n; e += 4)
+	{
+		u32x4		b;
+
+		memcpy(&b, p + e, sizeof(b));
+		memcpy(out + e, &b, sizeof(b));
+		acc |= (b & expo) + one;
+	}
+	acc1 = acc[0] | acc[1] | acc[2] | acc[3];
+	for (; e < n; e++)
+	{
+		out[e] = p[e];
+		acc1 |= (float_bits(p[e]) & 0x7f800000u) + 0x00800000u;
+	}
+	return (acc1 & 0x80000000u) == 0;
+}
+
+/*
+ * Narrow n doubles to float32; false when one is NaN, infinite or beyond
+ * FLT_MAX. Same idea: |v|'s bits are at most FLT_MAX's exactly when
+ * FLT_MAX's bits minus them stays non-negative (NaN and infinity lie above
+ * every finite value as integers).
+ */
+static inline bool
+narrow_in_range_float8(float *out, const float8 *p, int n)
+{
+	const int64 limit1 = (int64) 0x47efffffe0000000LL;	/* (double) FLT_MAX */
+	const i64x2 limit = {limit1, limit1};
+	const i64x2 absmask = {INT64_MAX, INT64_MAX};
+	i64x2		acc = {0, 0};
+	int64		acc1;
+	int			e = 0;
+
+	for (; e + 4 <= n; e += 4)
+	{
+		f64x2		a,
+					b;
+		i64x2		ia,
+					ib;
+		f32x4		f;
+
+		memcpy(&a, p + e, sizeof(a));
+		memcpy(&b, p + e + 2, sizeof(b));
+		memcpy(&ia, &a, sizeof(ia));
+		memcpy(&ib, &b, sizeof(ib));
+		acc |= (limit - (ia & absmask)) | (limit - (ib & absmask));
+		f[0] = (float) a[0];
+		f[1] = (float) a[1];
+		f[2] = (float) b[0];
+		f[3] = (float) b[1];
+		memcpy(out + e, &f, sizeof(f));
+	}
+	acc1 = acc[0] | acc[1];
+	for (; e < n; e++)
+	{
+		int64		b;
+
+		memcpy(&b, &p[e], sizeof(b));
+		acc1 |= limit1 - (b & INT64_MAX);
+		out[e] = (float) p[e];
+	}
+	return acc1 >= 0;
+}
+
+/*
+ * One array value as an ArrayType we can read in place. Why not
+ * DatumGetArrayTypeP always: a plain (4-byte header) array is used where it
+ * lies on the page; a short-header array (under 127 bytes) is copied into
+ * the caller's stack buffer, not palloc'ed per row; only compressed or
+ * out-of-line values are detoasted, in the row context.
+ */
+typedef union ShortArrayBuf
+{
+	char		bytes[VARHDRSZ + 128];
+	double		align;
+} ShortArrayBuf;
+
+static inline ArrayType *
+row_array(PgkmScan *s, Datum v, ShortArrayBuf *buf)
+{
+	struct varlena *vl = (struct varlena *) DatumGetPointer(v);
+
+	if (likely(VARATT_IS_4B_U(vl)))
+		return (ArrayType *) vl;
+	if (VARATT_IS_SHORT(vl) && !VARATT_IS_EXTERNAL(vl))
+	{
+		Size		len = VARSIZE_SHORT(vl) - VARHDRSZ_SHORT;
+
+		SET_VARSIZE(buf->bytes, len + VARHDRSZ);
+		memcpy(VARDATA(buf->bytes), VARDATA_SHORT(vl), len);
+		return (ArrayType *) buf->bytes;
+	}
+	{
+		MemoryContext old = MemoryContextSwitchTo(s->rowcxt);
+		ArrayType  *arr = (ArrayType *) PG_DETOAST_DATUM(v);
+
+		MemoryContextSwitchTo(old);
+		s->rowcxt_dirty = true;
+		return arr;
 	}
 }
 
 /*
- * Convert one row (values indexed like s->cols) into the buffer, or skip it
- * when a feature is NULL. Why NULL checks come first: a row with a NULL is
- * skipped as a whole, even if another of its values would be an error.
+ * Convert one row into the buffer, or skip it when a feature is NULL.
+ * vals/nulls hold column i at s->val_index[i] (the slot's attribute order
+ * on the direct path, the cursor's column order on the SPI path). Why NULL
+ * checks come first: a row with a NULL is skipped as a whole, even if
+ * another of its values would be an error. Errors come in column order.
  */
 static void
-add_row(PgkmScan *s, ItemPointer tid)
+add_row(PgkmScan *s, const Datum *vals, const bool *nulls, ItemPointer tid)
 {
 	ArrayType  *arr = NULL;
+	ShortArrayBuf shortbuf;
 	int			arrlen = 0;
 	float	   *out;
 	int			j = 0;
 
 	for (int i = 0; i < s->ncols; i++)
-		if (s->nulls[i])
+		if (nulls[s->val_index[i]])
 		{
 			s->n_skipped++;
 			return;
 		}
 	if (s->array_col >= 0)
 	{
-		arr = DatumGetArrayTypeP(s->vals[s->array_col]);
-		if (array_contains_nulls(arr))
+		arr = row_array(s, vals[s->val_index[s->array_col]], &shortbuf);
+		if (ARR_HASNULL(arr) && array_contains_nulls(arr))
 		{
 			s->n_skipped++;
 			return;
@@ -354,19 +518,22 @@ add_row(PgkmScan *s, ItemPointer tid)
 			{
 				const float4 *p = (const float4 *) ARR_DATA_PTR(arr);
 
-				for (int e = 0; e < arrlen; e++)
-					out[j++] = to_feature(c->name, p[e], tid);
+				if (unlikely(!copy_finite_float4(out + j, p, arrlen)))
+					for (int e = 0; e < arrlen; e++)
+						to_feature(c->name, p[e], tid); /* reports the first */
 			}
 			else
 			{
 				const float8 *p = (const float8 *) ARR_DATA_PTR(arr);
 
-				for (int e = 0; e < arrlen; e++)
-					out[j++] = to_feature(c->name, p[e], tid);
+				if (unlikely(!narrow_in_range_float8(out + j, p, arrlen)))
+					for (int e = 0; e < arrlen; e++)
+						to_feature(c->name, p[e], tid);
 			}
+			j += arrlen;
 		}
 		else
-			out[j++] = to_feature(c->name, scalar_value(c->kind, s->vals[i]), tid);
+			out[j++] = scalar_feature(s, c, vals[s->val_index[i]], tid);
 	}
 	if (s->need_tids)
 		s->tids[s->n] = *tid;
@@ -374,29 +541,110 @@ add_row(PgkmScan *s, ItemPointer tid)
 }
 
 /*
- * Convert one row in the short-lived row context: detoasted arrays and the
- * numeric-to-float8 conversion allocate, and ten million rows must not
- * leave ten million allocations behind. The context is emptied every
- * PGKM_INTERRUPT_ROWS rows, where interrupts are also checked.
+ * Every PGKM_INTERRUPT_ROWS rows: check for interrupts, and empty the row
+ * context if a detoast or numeric conversion used it (ten million rows
+ * must not leave ten million allocations behind; fixed-width columns never
+ * allocate, so they never pay for the reset).
  */
 static inline void
-add_row_in_rowcxt(PgkmScan *s, ItemPointer tid, int64 seen)
+after_rows(PgkmScan *s, int64 seen)
 {
-	MemoryContext old = MemoryContextSwitchTo(s->rowcxt);
-
-	add_row(s, tid);
-	MemoryContextSwitchTo(old);
 	if (seen % PGKM_INTERRUPT_ROWS == 0)
 	{
-		MemoryContextReset(s->rowcxt);
+		if (s->rowcxt_dirty)
+		{
+			MemoryContextReset(s->rowcxt);
+			s->rowcxt_dirty = false;
+		}
 		CHECK_FOR_INTERRUPTS();
 	}
+}
+
+/*
+ * The heap fast path for a row of fixed-width scalar columns: when the
+ * tuple has no NULL and stores every used attribute (none added later
+ * with a default), each column lies at its precomputed offset, so the row
+ * is read straight from the page without deforming it into the slot.
+ * Returns false when it does not apply (the caller then deforms).
+ */
+static inline bool
+add_row_from_tuple(PgkmScan *s, HeapTuple tup, int maxatt)
+{
+	HeapTupleHeader th = tup->t_data;
+	const char *data;
+	float	   *out;
+
+	if (HeapTupleHasNulls(tup) || HeapTupleHeaderGetNatts(th) < maxatt)
+		return false;
+	data = (const char *) th + th->t_hoff;
+	ensure_capacity(s);
+	out = s->x + s->n * s->d;
+	if (s->all_float4)
+	{
+		uint32		acc = 0;
+
+		for (int i = 0; i < s->ncols; i++)
+		{
+			float		f;
+
+			memcpy(&f, data + s->cols[i].tuple_off, sizeof(f));
+			out[i] = f;
+			acc |= (float_bits(f) & 0x7f800000u) + 0x00800000u;
+		}
+		if (unlikely(acc & 0x80000000u))
+			for (int i = 0; i < s->ncols; i++)
+				if (!std::isfinite(out[i]))
+					report_non_finite(s->cols[i].name, out[i], &tup->t_self);
+	}
+	else
+		for (int i = 0; i < s->ncols; i++)
+		{
+			const ColInfo *c = &s->cols[i];
+			const char *p = data + c->tuple_off;
+			Datum		v;
+
+			switch (c->kind)
+			{
+				case PGKM_COL_INT2:
+					{
+						int16		x;
+
+						memcpy(&x, p, sizeof(x));
+						v = Int16GetDatum(x);
+						break;
+					}
+				case PGKM_COL_INT4:
+				case PGKM_COL_FLOAT4:
+					{
+						int32		x;
+
+						memcpy(&x, p, sizeof(x));
+						v = Int32GetDatum(x);	/* same bits as a float4 datum */
+						break;
+					}
+				default:		/* int8, float8: 8 bytes, by value */
+					{
+						int64		x;
+
+						memcpy(&x, p, sizeof(x));
+						v = Int64GetDatum(x);
+						break;
+					}
+			}
+			out[i] = scalar_feature(s, c, v, &tup->t_self);
+		}
+	if (s->need_tids)
+		s->tids[s->n] = tup->t_self;
+	s->n++;
+	return true;
 }
 
 /*
  * The fast path: privileges checked like the executor checks a SELECT
  * (table privilege, else every used column, ctid included when labels are
  * returned), then a plain sequential scan with the statement's snapshot.
+ * Rows are read from the tuple in place when add_row_from_tuple applies,
+ * otherwise from the slot's values after one slot_getsomeattrs.
  */
 static void
 scan_direct(PgkmScan *s, Relation rel)
@@ -407,6 +655,7 @@ scan_direct(PgkmScan *s, Relation rel)
 	TableScanDesc scan;
 	int			maxatt = 0;
 	int64		seen = 0;
+	bool		tuple_path;
 
 	if (pg_class_aclcheck(relid, user, ACL_SELECT) != ACLCHECK_OK)
 	{
@@ -419,20 +668,25 @@ scan_direct(PgkmScan *s, Relation rel)
 			aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(rel->rd_rel->relkind),
 						   RelationGetRelationName(rel));
 	}
+	s->val_index = (int *) palloc(sizeof(int) * s->ncols);
 	for (int i = 0; i < s->ncols; i++)
+	{
 		maxatt = Max(maxatt, s->cols[i].attnum);
+		s->val_index[i] = s->cols[i].attnum - 1;
+	}
 
 	slot = table_slot_create(rel, NULL);
+	tuple_path = s->tuple_offsets && slot->tts_ops == &TTSOpsBufferHeapTuple;
 	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
-		slot_getsomeattrs(slot, maxatt);
-		for (int i = 0; i < s->ncols; i++)
+		if (!tuple_path ||
+			!add_row_from_tuple(s, ((BufferHeapTupleTableSlot *) slot)->base.tuple, maxatt))
 		{
-			s->vals[i] = slot->tts_values[s->cols[i].attnum - 1];
-			s->nulls[i] = slot->tts_isnull[s->cols[i].attnum - 1];
+			slot_getsomeattrs(slot, maxatt);
+			add_row(s, slot->tts_values, slot->tts_isnull, &slot->tts_tid);
 		}
-		add_row_in_rowcxt(s, &slot->tts_tid, ++seen);
+		after_rows(s, ++seen);
 	}
 	table_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
@@ -452,6 +706,9 @@ scan_spi(PgkmScan *s, Relation rel)
 	Oid			relid = RelationGetRelid(rel);
 	int64		seen = 0;
 
+	s->val_index = (int *) palloc(sizeof(int) * s->ncols);
+	for (int i = 0; i < s->ncols; i++)
+		s->val_index[i] = i;
 	initStringInfo(&q);
 	appendStringInfoString(&q, "SELECT ctid");
 	for (int i = 0; i < s->ncols; i++)
@@ -477,7 +734,8 @@ scan_spi(PgkmScan *s, Relation rel)
 
 			for (int i = 0; i < s->ncols; i++)
 				s->vals[i] = SPI_getbinval(tup, desc, i + 2, &s->nulls[i]);
-			add_row_in_rowcxt(s, tid, ++seen);
+			add_row(s, s->vals, s->nulls, tid);
+			after_rows(s, ++seen);
 		}
 		SPI_freetuptable(SPI_tuptable);
 		CHECK_FOR_INTERRUPTS();
@@ -525,6 +783,48 @@ resolve_columns(PgkmScan *s, Relation rel)
 			s->n_scalar++;
 	}
 	s->d = s->array_col >= 0 ? -1 : s->n_scalar;
+}
+
+/*
+ * Where each used column lies in a heap tuple that has no NULLs: the
+ * attribute offsets up to the first variable-width attribute, aligned as
+ * heap_fill_tuple aligns them. Why: add_row_from_tuple then reads a row of
+ * fixed-width columns without deforming it. Numeric and array columns, or
+ * a column behind a variable-width one, turn the tuple path off.
+ */
+static void
+compute_tuple_offsets(PgkmScan *s, Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			maxatt = 0;
+	int			off = 0;
+
+	s->tuple_offsets = s->array_col < 0;
+	s->all_float4 = s->array_col < 0;
+	for (int i = 0; i < s->ncols; i++)
+	{
+		s->cols[i].tuple_off = -1;
+		maxatt = Max(maxatt, s->cols[i].attnum);
+		if (s->cols[i].kind != PGKM_COL_FLOAT4)
+			s->all_float4 = false;
+		if (s->cols[i].kind == PGKM_COL_NUMERIC)
+			s->tuple_offsets = false;
+	}
+	for (int a = 0; a < maxatt && a < desc->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+
+		if (att->attlen <= 0)
+			break;
+		off = att_align_nominal(off, att->attalign);
+		for (int i = 0; i < s->ncols; i++)
+			if (s->cols[i].attnum == a + 1)
+				s->cols[i].tuple_off = off;
+		off += att->attlen;
+	}
+	for (int i = 0; i < s->ncols; i++)
+		if (s->cols[i].tuple_off < 0)
+			s->tuple_offsets = false;
 }
 
 /*
@@ -590,6 +890,7 @@ pgkm_scan(const PgkmArgs *args, bool need_tids, MemoryContext datacxt,
 				 errhint("Use the REFRESH MATERIALIZED VIEW command.")));
 
 	resolve_columns(&s, rel);
+	compute_tuple_offsets(&s, rel);
 	s.vals = (Datum *) palloc(sizeof(Datum) * s.ncols);
 	s.nulls = (bool *) palloc(sizeof(bool) * s.ncols);
 	s.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "pg_kmeans row",
