@@ -15,6 +15,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <sys/mman.h>
 
 extern "C"
 {
@@ -183,6 +184,28 @@ column_kind(const char *relname, const char *colname, AttrNumber attnum, Oid rel
 }
 
 /*
+ * Fault the new part of the float buffer in with one system call. Why:
+ * touching a fresh multi-GB buffer row by row took a third of the array
+ * scan in 4 kB page-fault traps; MADV_POPULATE_WRITE (Linux 5.14) maps the
+ * same pages in a kernel loop. Only advice: older kernels say EINVAL and
+ * the rows fault the pages in as before. (Transparent huge pages were
+ * measured too: faster when warm, but 3-4x slower on a session's first
+ * call, where the kernel zeroes never-used 2 MB pages.)
+ */
+static void
+prefault_buffer(void *p, Size from, Size to)
+{
+#ifdef MADV_POPULATE_WRITE
+	const uintptr_t page = 4096;
+	uintptr_t	start = ((uintptr_t) p + from + page - 1) & ~(page - 1);
+	uintptr_t	end = ((uintptr_t) p + to) & ~(page - 1);
+
+	if (end > start)
+		(void) madvise((void *) start, end - start, MADV_POPULATE_WRITE);
+#endif
+}
+
+/*
  * Make room for one more row. Why grow by doubling from the size estimate:
  * the estimate is usually right, so the common case is one allocation; the
  * budget is re-checked with the real row count before each growth.
@@ -224,6 +247,8 @@ ensure_capacity(PgkmScan *s)
 			s->tids = (ItemPointerData *)
 				repalloc_huge(s->tids, (Size) newcap * sizeof(ItemPointerData));
 	}
+	prefault_buffer(s->x, (Size) s->n * s->d * sizeof(float),
+					(Size) newcap * s->d * sizeof(float));
 	s->cap = newcap;
 }
 
