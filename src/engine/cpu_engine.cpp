@@ -346,6 +346,17 @@ CpuBackend::assign_chunk(int64_t r0, int64_t r1, int worker, int32_t *labels, do
 	Scratch    &s = scratch_[worker];
 	double		part = 0;
 	int64_t		mv = 0;
+	/* Both distance forms end the same way: exact fp64 distance, label, counts. */
+	auto		record = [&](int64_t i, int32_t bi) {
+		double		e = sqdist_exact(x_ + i * d, cent_.data() + (size_t) bi * d, d);
+		part += e;
+		if (dist2)
+			dist2[i] = e;
+		if (labels[i] != bi)
+			mv++;
+		labels[i] = bi;
+		sizes[bi]++;
+	};
 
 	if (use_gemm(d, k))
 	{
@@ -377,15 +388,7 @@ CpuBackend::assign_chunk(int64_t r0, int64_t r1, int worker, int32_t *labels, do
 					bi = c;
 				}
 			}
-			int64_t		i = r0 + r;
-			double		e = sqdist_exact(x_ + i * d, cent_.data() + (size_t) bi * d, d);
-			part += e;
-			if (dist2)
-				dist2[i] = e;
-			if (labels[i] != bi)
-				mv++;
-			labels[i] = bi;
-			sizes[bi]++;
+			record(r0 + r, bi);
 		}
 	}
 	else
@@ -394,18 +397,7 @@ CpuBackend::assign_chunk(int64_t r0, int64_t r1, int worker, int32_t *labels, do
 		s.a.resize((size_t) d * DIRECT_RB);
 		direct_argmin(x_ + r0 * d, rows, d, centd_.data(), k, s.a.data(), s.idx.data());
 		for (int64_t r = 0; r < rows; r++)
-		{
-			const int64_t i = r0 + r;
-			const int32_t bi = s.idx[r];
-			double		e = sqdist_exact(x_ + i * d, cent_.data() + (size_t) bi * d, d);
-			part += e;
-			if (dist2)
-				dist2[i] = e;
-			if (labels[i] != bi)
-				mv++;
-			labels[i] = bi;
-			sizes[bi]++;
-		}
+			record(r0 + r, s.idx[r]);
 	}
 	*inertia = part;
 	*moved += mv;
