@@ -1,8 +1,9 @@
 /*
  * srf.cpp: kmeans() and kmeans_centroids(), the one-shot SQL functions.
  * Both are set-returning functions in materialize mode: the whole result is
- * known at once when the run ends, so a tuplestore (which spills to disk
- * past work_mem) is the natural output.
+ * known at once when the run ends, so a tuplestore is the natural output
+ * (kmeans() bounds its memory by pg_kmeans.memory_limit, not work_mem: see
+ * output_max_kbytes).
  */
 #include "pg_kmeans.h"
 
@@ -52,6 +53,136 @@ pgkm_emit_centroid_rows(FunctionCallInfo fcinfo, int32 k, int32 d,
 }
 
 /*
+ * How many kB of kmeans() rows the tuplestore may keep in memory before it
+ * spills to a temporary file. Why not work_mem (what InitMaterializedSRF
+ * uses): one row costs about 90 bytes in memory (a 40-byte minimal tuple in
+ * a 64-byte chunk, its header, the pointer array), so 4MB spills past about
+ * 45k rows, and every larger call then writes and rereads ~44 bytes a row
+ * of temporary file, per row I/O that can throttle on a busy disk (and
+ * fails under temp_file_limit). Instead the result counts against
+ * pg_kmeans.memory_limit, the budget this call was already granted for its
+ * data buffer and engine: the tuplestore may use what that budget leaves
+ * over what the call holds now. With no limit set (0), it may use as much as
+ * the call holds now, which it frees on return, so the statement's peak at
+ * most doubles. Never less than work_mem. Past the bound the tuplestore
+ * spills as before, so memory stays bounded either way.
+ */
+static int
+output_max_kbytes(const PgkmArgs *args, const PgkmClustering *c)
+{
+	pgkm_options opt;
+	char		plugin[MAXPGPATH];
+	int64		held,
+				engine,
+				limit = (int64) pgkm_guc_memory_limit_kb * 1024,
+				allowance;
+
+	pgkm_build_options(args, &opt, plugin, sizeof(plugin));
+	engine = pgkm_estimate_bytes(c->data.n, c->data.d, &opt);
+	held = c->data.n * (int64) (c->data.d * sizeof(float) + sizeof(ItemPointerData)) +
+		Max(engine, 0);
+	allowance = limit > 0 ? limit - held : held;
+	allowance /= 1024;
+	return (int) Min(Max(allowance, (int64) work_mem), (int64) MAX_KILOBYTES);
+}
+
+/*
+ * Replace the work_mem tuplestore that InitMaterializedSRF made (kept for
+ * its checks and error messages, before the scan) by one bounded by
+ * output_max_kbytes(). Still empty, so nothing is lost. Its tuples go to a
+ * generation context (child of the per-query context, so it ends with the
+ * query): rows are written once and freed in bulk, and a generation chunk
+ * has no power-of-two rounding, so a 40-byte row takes 64 bytes instead of
+ * 80 in aset.c. Why it matters: touching fresh pages (kernel page clearing)
+ * is a large part of the output cost, so fewer bytes per row is less time.
+ */
+static void
+resize_output_store(ReturnSetInfo *rsinfo, int max_kbytes)
+{
+	MemoryContext rowcxt = GenerationContextCreate(rsinfo->econtext->ecxt_per_query_memory,
+												   "pg_kmeans output rows",
+												   0,
+												   ALLOCSET_DEFAULT_INITSIZE,
+												   ALLOCSET_DEFAULT_MAXSIZE);
+	MemoryContext oldcxt = MemoryContextSwitchTo(rowcxt);
+	bool		random_access = (rsinfo->allowedModes & SFRM_Materialize_Random) != 0;
+
+	tuplestore_end(rsinfo->setResult);
+	rsinfo->setResult = tuplestore_begin_heap(random_access, false, max_kbytes);
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/*
+ * Put rows (ctid, cluster, distance) into the tuplestore. Why not
+ * tuplestore_putvalues per row: it forms each tuple from scratch (palloc0,
+ * size computation, per-attribute fill). Every row here has the same fixed
+ * layout, so one heap tuple is formed once and only its three fields are
+ * overwritten in place; tuplestore_puttuple then makes its copy with one
+ * palloc and memcpy. The offsets come from the result descriptor; should it
+ * ever hold a variable-width or unexpected column, the generic path runs.
+ */
+static void
+emit_label_rows(ReturnSetInfo *rsinfo, const PgkmClustering *c)
+{
+	TupleDesc	desc = rsinfo->setDesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+	uint32		off[3];
+	uint32		pos = 0;
+	bool		fixed = (desc->natts == 3);
+	const Oid	types[3] = {TIDOID, INT4OID, FLOAT8OID};
+	HeapTuple	row;
+	char	   *data;
+
+	for (int a = 0; fixed && a < 3; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+
+		if (att->atttypid != types[a] || att->attlen <= 0)
+			fixed = false;
+		else
+		{
+			pos = att_align_nominal(pos, att->attalign);
+			off[a] = pos;
+			pos += att->attlen;
+		}
+	}
+	if (!fixed || c->result.n == 0)
+	{
+		for (int64 i = 0; i < c->result.n; i++)
+		{
+			values[0] = PointerGetDatum(&c->data.tids[i]);
+			values[1] = Int32GetDatum(c->result.labels[i]);
+			values[2] = Float8GetDatum(c->result.distances[i]);
+			tuplestore_putvalues(rsinfo->setResult, desc, values, nulls);
+			if ((i + 1) % PGKM_EMIT_CHECK_ROWS == 0)
+				CHECK_FOR_INTERRUPTS();
+		}
+		return;
+	}
+
+	values[0] = PointerGetDatum(&c->data.tids[0]);
+	values[1] = Int32GetDatum(c->result.labels[0]);
+	values[2] = Float8GetDatum(c->result.distances[0]);
+	row = heap_form_tuple(desc, values, nulls);
+	data = (char *) row->t_data + row->t_data->t_hoff;
+	Assert(row->t_len == row->t_data->t_hoff + pos);
+	for (int64 i = 0; i < c->result.n; i++)
+	{
+		int32		label = c->result.labels[i];
+		double		dist = c->result.distances[i];
+
+		memcpy(data + off[0], &c->data.tids[i], sizeof(ItemPointerData));
+		memcpy(data + off[1], &label, sizeof(label));
+		memcpy(data + off[2], &dist, sizeof(dist));
+		tuplestore_puttuple(rsinfo->setResult, row);
+		if ((i + 1) % PGKM_EMIT_CHECK_ROWS == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	heap_freetuple(row);
+}
+
+/*
  * kmeans(relation, columns, k, ...) RETURNS TABLE (ctid, cluster, distance):
  * one row per clustered input row, joinable back to the table by ctid in
  * the same statement (same snapshot).
@@ -68,18 +199,8 @@ pgkm_kmeans(PG_FUNCTION_ARGS)
 	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	c = pgkm_cluster(&args, true);
-	for (int64 i = 0; i < c->result.n; i++)
-	{
-		Datum		values[3];
-		bool		nulls[3] = {false, false, false};
-
-		values[0] = PointerGetDatum(&c->data.tids[i]);
-		values[1] = Int32GetDatum(c->result.labels[i]);
-		values[2] = Float8GetDatum(c->result.distances[i]);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		if ((i + 1) % PGKM_EMIT_CHECK_ROWS == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
+	resize_output_store(rsinfo, output_max_kbytes(&args, c));
+	emit_label_rows(rsinfo, c);
 	pgkm_report_timing(c, c->result.n);
 	pgkm_clustering_end(c);
 	return (Datum) 0;
