@@ -8,7 +8,10 @@
  * sgemm_rate, (n d 4 + 8 n) / copy_bw); iterate() is synchronous (it ends with
  * the D2H of sums/counts and the host-side centroid update), so host wall
  * time around it is the full iteration with data resident (no data transfer).
- * Usage: gpu_bench PLUGIN [--quick] [--cpu-iters N] [--shapes n:d:k,...] [--sweep [--sweep-n N]] [--papers]
+ * Usage: gpu_bench PLUGIN [--quick] [--cpu-iters N] [--shapes n:d:k,...] [--sweep|--paths [--sweep-n N]] [--papers]
+ *
+ * --paths: the assignment paths side by side at n = --sweep-n (fused vs TILED
+ * for d <= 64, TILED vs cuBLAS for d > 64, the cuBLAS path's knobs at k = 1024).
  *
  * --sweep (one process, env vars switched between runs; the plugin reads them
  * at create): (1) per-iteration cost of deterministic (fixed-point) vs fast
@@ -552,14 +555,18 @@ ms(const LloydTime &t)
 	return b;
 }
 
-/* The plugin's path for d (pick_path in cuda/pgkm_cuda_plugin.cu), or the forced one. */
+/* The plugin's default path for (d, k) (pick_path in cuda/pgkm_cuda_plugin.cu), or the forced one. */
 static const char *
-path_name(int d)
+path_name(int d, int k)
 {
 	const char *force = getenv("PGKM_CUDA_PATH");
 	if (force && *force)
 		return force;
-	return d < 16 ? "direct" : (d <= 64 ? "dot" : "gemm");
+	if (d < 16)
+		return "direct";
+	if (d >= 32 && d <= 1024 && k <= 256)
+		return "tiled";
+	return d <= 64 ? "dot" : "gemm";
 }
 
 /* --sweep: sums modes and the fused/GEMM crossover, compact tables at the end. */
@@ -636,6 +643,64 @@ sweep(const pgkm_cuda_api *api, int (*launches)(void *), int64_t n, double tf, d
 		printf("%4d %5d | %9s %9s %10.2f | %s\n", p.d, p.k, ms(p.fused).c_str(), ms(p.gemm).c_str(),
 			   p.fused.ok && p.gemm.ok ? p.gemm.iter_s / p.fused.iter_s : NAN,
 			   !(p.fused.ok && p.gemm.ok) ? "?" : (p.fused.iter_s <= p.gemm.iter_s ? "fused" : "gemm"));
+	fflush(stdout);
+}
+
+/*
+ * --paths: the assignment paths side by side per shape, same data and start
+ * (where the crossovers in pick_path come from). Variants: the fused kernel
+ * (d <= 64), TILED (forced beyond its default k <= 64), cuBLAS + argmin, and
+ * for the GEMM path at large k its knobs: argmin blocks per SM and tile size.
+ */
+static void
+paths_sweep(const pgkm_cuda_api *api, int (*launches)(void *), int64_t n, double tf, double bw)
+{
+	struct V { const char *name, *path, *bps, *tile_mb; };
+	struct Row { int d, k; std::vector<std::pair<std::string, LloydTime>> t; };
+	const V		fused {"fused", "fused", nullptr, nullptr}, tiled {"tiled", "tiled", nullptr, nullptr},
+				gemm {"gemm", "gemm", nullptr, nullptr}, gemm4 {"gemm bps4", "gemm", "4", nullptr},
+				gemm64 {"gemm 64MB", "gemm", nullptr, "64"}, gemm464 {"gemm bps4 64MB", "gemm", "4", "64"};
+	struct S { int d, k; std::vector<V> v; };
+	const std::vector<S> shapes = {
+		{32, 8, {fused, tiled}}, {32, 64, {fused, tiled}}, {64, 8, {fused, tiled}}, {64, 64, {fused, tiled}},
+		{128, 8, {tiled, gemm}}, {128, 64, {tiled, gemm}}, {128, 128, {tiled, gemm}}, {128, 256, {tiled, gemm}},
+		{128, 1024, {gemm, gemm4, gemm64, gemm464}}, {256, 64, {tiled, gemm}}, {256, 256, {tiled, gemm}},
+		{768, 8, {tiled, gemm}}, {768, 64, {tiled, gemm}}, {768, 128, {tiled, gemm}},
+		{768, 1024, {gemm, gemm4, gemm64, gemm464}}};
+	std::vector<Row> rows;
+	std::vector<float> x;
+	LloydPlan	plan;				/* 1 warm-up, median of 5 */
+	int			cur_d = -1;
+	printf("\n== paths: n=%lld, deterministic, ms per iteration ==\n", (long long) n);
+	for (const S &s : shapes)
+	{
+		if (s.d != cur_d)
+			make_data(x, n, s.d, 12345 + s.d);
+		cur_d = s.d;
+		Row			row {s.d, s.k, {}};
+		for (const V &v : s.v)
+		{
+			EnvOverride e1("PGKM_CUDA_GEMM_TILE_MB", v.tile_mb);
+			LloydTime	t = time_gpu(api, launches, x, n, s.d, s.k, 1, v.path, nullptr, v.bps, plan);
+			if (t.ok)
+				printf("  %-15s d=%4d k=%5d  %10.3f ms  launches %5d  inertia %.9g\n", v.name, s.d, s.k,
+					   t.iter_s * 1e3, t.launches, t.last_inertia());
+			else
+				printf("  %-15s d=%4d k=%5d  FAILED: %s\n", v.name, s.d, s.k, t.err.c_str());
+			fflush(stdout);
+			row.t.push_back({v.name, t});
+		}
+		rows.push_back(row);
+	}
+	printf("\n== summary paths: ms per iteration (time/floor), n=%lld; default = pick_path's choice ==\n", (long long) n);
+	for (const Row &r : rows)
+	{
+		double		fl = floor_seconds(n, r.d, r.k, tf, bw);
+		printf("d=%4d k=%5d floor %8.3f | default %-6s |", r.d, r.k, fl * 1e3, path_name(r.d, r.k));
+		for (auto &p : r.t)
+			printf(" %s %s (%.2f)", p.first.c_str(), ms(p.second).c_str(), p.second.ok ? p.second.iter_s / fl : NAN);
+		printf("\n");
+	}
 	fflush(stdout);
 }
 
@@ -982,12 +1047,12 @@ main(int argc, char **argv)
 {
 	if (argc < 2)
 	{
-		fprintf(stderr, "usage: %s PLUGIN [--quick] [--cpu-iters N] [--shapes n:d:k,...] [--sweep [--sweep-n N]] [--papers]\n",
+		fprintf(stderr, "usage: %s PLUGIN [--quick] [--cpu-iters N] [--shapes n:d:k,...] [--sweep|--paths [--sweep-n N]] [--papers]\n",
 				argv[0]);
 		return 2;
 	}
 	const char *plugin = argv[1];
-	bool		quick = false, do_sweep = false, do_papers = false;
+	bool		quick = false, do_sweep = false, do_papers = false, do_paths = false;
 	int64_t		sweep_n = 10000000;
 	int			cpu_iters = 2;
 	std::string shapes_arg;
@@ -1005,6 +1070,8 @@ main(int argc, char **argv)
 			sweep_n = atoll(argv[++i]);
 		else if (!strcmp(argv[i], "--papers"))
 			do_papers = true;
+		else if (!strcmp(argv[i], "--paths"))
+			do_paths = true;
 	}
 	void	   *h = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
@@ -1027,6 +1094,11 @@ main(int argc, char **argv)
 	if (do_sweep)
 	{
 		sweep(api, launches, sweep_n, tf, bw);
+		return 0;
+	}
+	if (do_paths)
+	{
+		paths_sweep(api, launches, sweep_n, tf, bw);
 		return 0;
 	}
 	if (do_papers)
@@ -1093,7 +1165,7 @@ main(int argc, char **argv)
 		}
 		printf("%9lld %4d %5d | %10.3f %10.3f %6.2f %8d | %9.2f %8.1f | %10.1f %12.6g | %s\n", (long long) s.n, s.d,
 			   s.k, g.iter_s * 1e3, floor_s * 1e3, g.iter_s / floor_s, g.launches, g.create_s,
-			   (double) s.n * s.d * 4 / g.create_s / 1e9, cpu_ms, g.last_inertia() / s.n, path_name(s.d));
+			   (double) s.n * s.d * 4 / g.create_s / 1e9, cpu_ms, g.last_inertia() / s.n, path_name(s.d, s.k));
 		fflush(stdout);
 	}
 	return 0;

@@ -9,7 +9,9 @@ on the same data and the same initial centroids, in one run on one GPU.
 - sklearn: KMeans(lloyd, n_init=1, init=given, tol=0, max_iter=ITERS) on all
   cores (threadpoolctl default), seconds per iteration.
 Inertia (after the timed iterations, vs the centroids before the last update)
-is printed next to each speed. Usage: gpu_torch_bench.py PLUGIN [--quick]
+is printed next to each speed.
+Usage: gpu_torch_bench.py PLUGIN [--quick] [--shapes n:d:k,...] [--no-sklearn]
+(--shapes: only those shapes, in the order given, data generated once per (n, d))
 """
 import ctypes as C
 import os
@@ -21,6 +23,10 @@ import torch
 
 PLUGIN = sys.argv[1]
 QUICK = "--quick" in sys.argv
+SKLEARN = "--no-sklearn" not in sys.argv
+SHAPES = None
+if "--shapes" in sys.argv:
+    SHAPES = [tuple(int(v) for v in t.split(":")) for t in sys.argv[sys.argv.index("--shapes") + 1].split(",")]
 ITERS = 5
 
 
@@ -136,22 +142,24 @@ def main():
     print(f"{'n':>9} {'d':>4} {'k':>5} | {'ours_ms':>9} {'torch_ms':>9} {'x_torch':>7} | {'sk_ms':>9} | "
           f"{'ours_inertia/n':>14} {'torch_inertia/n':>15} {'sk_inertia/n':>13}", flush=True)
     ns = [1_000_000] if QUICK else [1_000_000, 10_000_000]
-    for n in ns:
-        for d in (2, 16, 128, 768):
+    shapes = SHAPES or [(n, d, k) for n in ns for d in (2, 16, 128, 768) for k in (8, 64, 1024)]
+    data_key, x = None, None
+    for n, d, k in shapes:
+        if data_key != (n, d):
+            x = None  # free the previous data first
             x = make_data(n, d, 7 + d)
-            for k in (8, 64, 1024):
-                c0 = x[np.linspace(0, n - 1, k).astype(np.int64)].copy()
-                t_ours, i_ours, e = ours(x, c0)
-                xg = torch.from_numpy(x).cuda()
-                t_t, i_t = torch_lloyd(xg, c0)
-                del xg
-                torch.cuda.empty_cache()
-                t_sk, i_sk = float("nan"), float("nan")
-                work = n * k * d
-                if n <= 1_000_000 and work <= 1e9 * 128:
-                    t_sk, i_sk = sk_lloyd(x, c0, 3)
-                print(f"{n:>9} {d:>4} {k:>5} | {t_ours*1e3:9.3f} {t_t*1e3:9.3f} {t_t/t_ours:7.2f} | {t_sk*1e3:9.1f} | "
-                      f"{i_ours/n:14.6g} {i_t/n:15.6g} {i_sk/n:13.6g} {e}", flush=True)
-
+            data_key = (n, d)
+        c0 = x[np.linspace(0, n - 1, k).astype(np.int64)].copy()
+        t_ours, i_ours, e = ours(x, c0)
+        xg = torch.from_numpy(x).cuda()
+        t_t, i_t = torch_lloyd(xg, c0)
+        del xg
+        torch.cuda.empty_cache()
+        t_sk, i_sk = float("nan"), float("nan")
+        work = n * k * d
+        if SKLEARN and n <= 1_000_000 and work <= 1e9 * 128:
+            t_sk, i_sk = sk_lloyd(x, c0, 3)
+        print(f"{n:>9} {d:>4} {k:>5} | {t_ours*1e3:9.3f} {t_t*1e3:9.3f} {t_t/t_ours:7.2f} | {t_sk*1e3:9.1f} | "
+              f"{i_ours/n:14.6g} {i_t/n:15.6g} {i_sk/n:13.6g} {e}", flush=True)
 
 main()

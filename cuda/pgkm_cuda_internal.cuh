@@ -36,8 +36,17 @@ enum Path
 {
 	PATH_DIRECT = 0,			/* d < 16: sum((x-c)^2) in fp32, centroids in smem */
 	PATH_DOT = 1,				/* 16 <= d <= 64: ||c'||^2 - 2 x'.c' fused, smem */
-	PATH_GEMM = 2				/* d > 64: cuBLAS SGEMM per row tile + argmin kernel */
+	PATH_GEMM = 2,				/* d > 64, large k: cuBLAS SGEMM per row tile + argmin kernel */
+	PATH_TILED = 3				/* 32 <= d <= 1024, k <= 256: tiled product + argmin in one
+								 * kernel, then a label-sorted update kernel (pgkm_cuda_tiled.cu) */
 };
+
+/* Smallest d and largest k the TILED path takes by default (measured, bench/RESULTS.md
+ * section 8; PGKM_CUDA_TILED_MAX_K measures other k). */
+static constexpr int TILED_MIN_D = 32;
+static constexpr int TILED_MAX_K = 256;
+/* Largest d of the TILED path: the update kernel holds ceil(d/32) columns per lane. */
+static constexpr int TILED_MAX_D = 1024;
 
 /* Everything a pass kernel needs for one block of rows. */
 struct PassArgs
@@ -81,7 +90,8 @@ struct Run
 	int			smem_per_sm = 0;	/* bytes of shared memory per SM */
 	int			smem_optin = 0; /* largest dynamic shared memory per block */
 	SumsMode	sums = SUMS_AUTO;
-	int			gemm_bps = 2;	/* argmin blocks per SM (PGKM_CUDA_GEMM_BPS, measurements) */
+	int			gemm_bps = 4;	/* argmin blocks per SM (PGKM_CUDA_GEMM_BPS, measurements) */
+	int64_t		gemm_tile_bytes = 16LL << 20;	/* GEMM distance tile (PGKM_CUDA_GEMM_TILE_MB) */
 	Path		path = PATH_DIRECT;
 	bool		resident = false;
 	bool		registered = false;
@@ -123,6 +133,17 @@ struct Run
 	int			launches = 0;	/* kernel launches + copies in the last pass */
 };
 
+/*
+ * The GEMM path runs on a device copy of x centred in place (cuBLAS reads x'
+ * directly), so its exact distances and sums are of x' and mu is added back
+ * to the means. The other paths keep x as given and centre in registers.
+ */
+inline bool
+centred_copy(const Run &r)
+{
+	return r.path == PATH_GEMM;
+}
+
 /* Launchers (pgkm_cuda_kernels.cu). */
 void		launch_pass_chunk(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s);
 int			fused_grid(Run &r);
@@ -130,6 +151,12 @@ void		launch_reduce_partials(const double *partials, int64_t nslots, double *out
 void		launch_maxabs(const float *x, int64_t count, float *out, cudaStream_t s);
 void		launch_fill_int(int32_t *p, int64_t n, int32_t v, cudaStream_t s);
 void		launch_center(float *x, int64_t rows, int d, const float *mu, cudaStream_t s);
+size_t		priv_bytes(const Run &r);
+bool		priv_fits(const Run &r, size_t other_smem);
+void		allow_smem(const void *kernel, const Run &r, size_t smem);
+
+/* TILED path (pgkm_cuda_tiled.cu): both kernels of one chunk's pass. */
+void		launch_tiled_pass(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s);
 
 /* Plugin helpers (pgkm_cuda_plugin.cu). */
 void	   *dev_alloc(Run &r, size_t bytes);

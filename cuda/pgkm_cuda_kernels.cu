@@ -19,6 +19,7 @@
  * Inertia: per-block fp64 partials reduced in a fixed order.
  */
 #include "pgkm_cuda_internal.cuh"
+#include "pgkm_cuda_device.cuh"
 
 #include <algorithm>
 
@@ -27,29 +28,6 @@ namespace pgkm_cuda
 
 static constexpr int BLOCK = 256;
 static constexpr int CT_BYTES = 48 * 1024;	/* smem for one centroid tile */
-static constexpr unsigned FULL = 0xffffffffu;
-
-/* Adds value v (fp32 data) of cluster c, column j to the accumulators. */
-__device__ __forceinline__ void
-acc_add(unsigned long long *acc, int64_t idx, float v, int det, double qscale)
-{
-	if (det)
-	{
-		long long	q = __double2ll_rn((double) v * qscale);
-		atomicAdd(acc + idx, (unsigned long long) q);
-	}
-	else
-		atomicAdd(reinterpret_cast<double *>(acc) + idx, (double) v);
-}
-
-__device__ __forceinline__ void
-acc_count(unsigned long long *acc, int64_t idx, int det)
-{
-	if (det)
-		atomicAdd(acc + idx, 1ULL);
-	else
-		atomicAdd(reinterpret_cast<double *>(acc) + idx, 1.0);
-}
 
 /*
  * The lanes of a warp grouped by key (a row's label, -1 = no row), and the
@@ -132,43 +110,6 @@ group_add(unsigned long long *dst, int64_t idx, float v, const WarpGroups &g, bo
 		if (add)
 			atomicAdd(reinterpret_cast<double *>(dst) + idx, t);
 	}
-}
-
-/* Block's private sums -> global: one atomic per non-zero word (either mode). */
-__device__ __forceinline__ void
-flush_private(const unsigned long long *pacc, unsigned long long *acc, int64_t nacc, int det)
-{
-	for (int64_t i = threadIdx.x; i < nacc; i += blockDim.x)
-	{
-		unsigned long long v = pacc[i];
-		if (!v)
-			continue;			/* integer 0 or fp64 +0.0 */
-		if (det)
-			atomicAdd(acc + i, v);
-		else
-			atomicAdd(reinterpret_cast<double *>(acc) + i, __longlong_as_double((long long) v));
-	}
-}
-
-/* Sum over the block in a fixed tree order; result valid in thread 0. */
-__device__ double
-block_sum(double v, double *sh)
-{
-	for (int o = 16; o > 0; o >>= 1)
-		v += __shfl_down_sync(0xffffffffu, v, o);
-	int			w = threadIdx.x >> 5, l = threadIdx.x & 31;
-	__syncthreads();
-	if (l == 0)
-		sh[w] = v;
-	__syncthreads();
-	double		t = 0;
-	if (threadIdx.x < 32)
-	{
-		t = threadIdx.x < (blockDim.x >> 5) ? sh[threadIdx.x] : 0.0;
-		for (int o = 16; o > 0; o >>= 1)
-			t += __shfl_down_sync(0xffffffffu, t, o);
-	}
-	return t;
 }
 
 /* Exact fp64 squared distance, same operation order as the CPU engine. */
@@ -398,16 +339,7 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 			}
 		}
 	}
-	double		tot = block_sum(my_inertia, red);
-	if (threadIdx.x == 0)
-		a.partials[slot_base + blockIdx.x] = tot;
-	if (my_moved)
-		atomicAdd(&moved_sh, my_moved);
-	__syncthreads();
-	if (threadIdx.x == 0 && moved_sh)
-		atomicAdd(a.moved, (unsigned long long) moved_sh);
-	if (a.priv)
-		flush_private(pacc, a.acc, nacc, a.det);	/* the __syncthreads above ends the adds */
+	finish_pass_block(a, slot_base, my_inertia, my_moved, red, &moved_sh, pacc, nacc);
 }
 
 /*
@@ -487,16 +419,7 @@ tile_argmin_kernel(PassArgs a, int64_t slot_base)
 			acc_count(dst, (int64_t) k * d + bi, a.det);
 		}
 	}
-	double		tot = block_sum(my_inertia, red);
-	if (threadIdx.x == 0)
-		a.partials[slot_base + blockIdx.x] = tot;
-	if (my_moved)
-		atomicAdd(&moved_sh, my_moved);
-	__syncthreads();
-	if (threadIdx.x == 0 && moved_sh)
-		atomicAdd(a.moved, (unsigned long long) moved_sh);
-	if (a.priv)
-		flush_private(pacc, a.acc, nacc, a.det);
+	finish_pass_block(a, slot_base, my_inertia, my_moved, red, &moved_sh, pacc, nacc);
 }
 
 /* Fixed-order sum of the pass's inertia partials (one block). */
@@ -582,7 +505,7 @@ fused_kt(const Run &r, const FusedCfg &f)
 	return std::min(kt, r.k);
 }
 
-static size_t
+size_t
 priv_bytes(const Run &r)
 {
 	return (size_t) (((int64_t) r.k * r.d + r.k) * 8 + 15) / 16 * 16;
@@ -595,7 +518,7 @@ priv_bytes(const Run &r)
  * (H100: 228 KB per SM -> ~110 KB per block). Larger k x (d+1) stays on
  * global atomics: with that many addresses there is little contention.
  */
-static bool
+bool
 priv_fits(const Run &r, size_t other_smem)
 {
 	if (r.sums == SUMS_GLOBAL)
@@ -609,7 +532,7 @@ priv_fits(const Run &r, size_t other_smem)
  * per kernel, and the opt-in may not exceed the device limit less the
  * kernel's static arrays (asking for the full limit is an invalid argument).
  */
-static void
+void
 allow_smem(const void *kernel, const Run &r, size_t smem)
 {
 	cudaFuncAttributes fa;
@@ -639,6 +562,8 @@ launch_fused_t(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s, int
 int
 fused_grid(Run &r)
 {
+	if (r.path == PATH_TILED)
+		return 2 * r.sms;		/* update kernel's blocks (inertia slots); see launch_tiled_pass */
 	if (r.path == PATH_GEMM)
 	{
 		int64_t		g = (r.tile_rows + (BLOCK / 32) - 1) / (BLOCK / 32);
@@ -654,6 +579,11 @@ launch_pass_chunk(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t s)
 {
 	PassArgs	a = a0;
 	a.agg = r.sums == SUMS_GLOBAL ? 0 : 1;
+	if (r.path == PATH_TILED)
+	{
+		launch_tiled_pass(r, a, slot_base, s);
+		return;
+	}
 	if (r.path != PATH_GEMM)
 	{
 		FusedCfg	f = fused_cfg(r);

@@ -113,7 +113,7 @@ upload_centroids(Run &r)
 	}
 	const double *c64 = r.cent.data();
 	std::vector<double> cc;
-	if (r.path == PATH_GEMM)
+	if (centred_copy(r))
 	{
 		cc.resize(kd);
 		for (size_t i = 0; i < kd; i++)
@@ -166,7 +166,7 @@ run_pass(Run &r, int32_t *labels_out, double *dist2_out)
 			CK(cudaStreamWaitEvent(r.s_comp, r.ev_copy[b], 0));
 			xp = r.d_chunk[b];
 			r.launches++;
-			if (r.path == PATH_GEMM)
+			if (centred_copy(r))
 			{
 				launch_center(r.d_chunk[b], rows, d, r.d_mu, r.s_comp);
 				r.launches++;
@@ -271,16 +271,27 @@ destroy_run(Run *r)
 	delete r;
 }
 
+/*
+ * Assignment path by shape (crossovers measured on the H100, bench/RESULTS.md
+ * sections 3 and 8). PGKM_CUDA_PATH=fused|tiled|gemm forces one and
+ * PGKM_CUDA_TILED_MAX_K moves the TILED/GEMM split in k, for measurements.
+ */
 static Path
-pick_path(int d)
+pick_path(int d, int k)
 {
-	const char *force = getenv("PGKM_CUDA_PATH");	/* benchmarks: measure the crossover */
+	const char *force = getenv("PGKM_CUDA_PATH");
+	const char *tk = getenv("PGKM_CUDA_TILED_MAX_K");
+	int			tiled_max_k = tk && atoi(tk) >= 1 ? std::min(atoi(tk), 1024) : TILED_MAX_K;
 	if (force && !strcmp(force, "gemm"))
 		return PATH_GEMM;
+	if (force && !strcmp(force, "tiled") && d <= TILED_MAX_D && k <= 1024)
+		return PATH_TILED;
 	if (force && !strcmp(force, "fused") && d <= 64)
 		return d < 16 ? PATH_DIRECT : PATH_DOT;
 	if (d < 16)
 		return PATH_DIRECT;
+	if (d >= TILED_MIN_D && d <= TILED_MAX_D && k <= tiled_max_k)
+		return PATH_TILED;
 	if (d <= 64)				/* fused beat cuBLAS+argmin up to d = 64 at k = 64 and 1024 (bench/RESULTS.md) */
 		return PATH_DOT;
 	return PATH_GEMM;
@@ -309,12 +320,15 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 		CK(cudaDeviceGetAttribute(&r->sms, cudaDevAttrMultiProcessorCount, dev));
 		CK(cudaDeviceGetAttribute(&r->smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
 		CK(cudaDeviceGetAttribute(&r->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-		r->path = pick_path(d);
+		r->path = pick_path(d, k);
 		const char *sums = getenv("PGKM_CUDA_SUMS");	/* benchmarks: v1 global atomics vs private */
 		r->sums = sums && !strcmp(sums, "global") ? SUMS_GLOBAL : SUMS_AUTO;
 		const char *bps = getenv("PGKM_CUDA_GEMM_BPS");	/* benchmarks: argmin occupancy */
 		if (bps && atoi(bps) >= 1 && atoi(bps) <= 8)
 			r->gemm_bps = atoi(bps);
+		const char *tmb = getenv("PGKM_CUDA_GEMM_TILE_MB");	/* benchmarks: GEMM tile size */
+		if (tmb && atoi(tmb) >= 1 && atoi(tmb) <= 1024)
+			r->gemm_tile_bytes = (int64_t) atoi(tmb) << 20;
 
 		size_t		freeb = 0, totalb = 0;
 		CK(cudaMemGetInfo(&freeb, &totalb));
@@ -328,7 +342,7 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 		if (r->path == PATH_GEMM)
 		{
 			/* tile of -2 x.c' kept near 16 MB so it stays in L2 between GEMM and argmin */
-			int64_t		tr = (16LL << 20) / (4LL * k);
+			int64_t		tr = r->gemm_tile_bytes / (4LL * k);
 			tr = std::max<int64_t>(1024, std::min<int64_t>(tr, 1LL << 20));
 			r->tile_rows = std::min<int64_t>(tr, n);
 			fixed += (size_t) r->tile_rows * k * 4;
@@ -430,7 +444,7 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 			r->d_x = (float *) dev_alloc(*r, (size_t) data_bytes);
 			CK(cudaMemcpyAsync(r->d_x, x, (size_t) data_bytes, cudaMemcpyHostToDevice, r->s_comp));
 			launch_maxabs(r->d_x, n * (int64_t) d, r->d_maxabs, r->s_comp);
-			if (r->path == PATH_GEMM)
+			if (centred_copy(*r))
 				launch_center(r->d_x, n, d, r->d_mu, r->s_comp);
 			CK(cudaStreamSynchronize(r->s_comp));
 			if (r->registered)
@@ -645,7 +659,7 @@ api_iterate(void *h, pgkm_cuda_iter *out, double *centroids, int64_t *sizes, cha
 			for (int j = 0; j < d; j++)
 			{
 				double		v = acc_value(r, (size_t) c * d + j) / (double) cnt;
-				if (r.path == PATH_GEMM)
+				if (centred_copy(r))
 					v += r.mu[j];
 				double		t = v - old[j];
 				shift += t * t;

@@ -42,9 +42,10 @@ api()
 	return a;
 }
 
-/* Gaussian blobs around k random centres; seeded. */
+/* Gaussian blobs around k random centres (returned in *centres if asked); seeded. */
 static std::vector<float>
-blobs(int64_t n, int d, int k, uint64_t seed, float spread = 1.0f, float offset = 0.0f)
+blobs(int64_t n, int d, int k, uint64_t seed, float spread = 1.0f, float offset = 0.0f,
+	  std::vector<float> *centres = nullptr)
 {
 	std::mt19937_64 g(seed);
 	std::uniform_real_distribution<float> u(-10.0f, 10.0f);
@@ -58,6 +59,8 @@ blobs(int64_t n, int d, int k, uint64_t seed, float spread = 1.0f, float offset 
 		for (int j = 0; j < d; j++)
 			x[(size_t) i * d + j] = offset + c[(size_t) b * d + j] + nd(g);
 	}
+	if (centres)
+		*centres = c;
 	return x;
 }
 
@@ -228,16 +231,19 @@ INSTANTIATE_TEST_SUITE_P(Paths, GpuVsCpu, ::testing::Values(
 	Shape {50000, 32, 300, 0.0f},	/* dot form, k tiles */
 	Shape {60000, 40, 20, 0.0f},	/* dot form, 32 < d <= 64 */
 	Shape {30000, 200, 128, 1000.0f},	/* GEMM, offset data */
-	Shape {20000, 768, 8, 0.0f}));	/* GEMM, large d */
+	Shape {40000, 130, 30, 500.0f},	/* TILED, offset data, d % 4 != 0 */
+	Shape {20000, 768, 8, 0.0f}));	/* TILED, large d */
 
 /* One iteration of the plugin against an fp64 brute-force Lloyd step. */
-TEST(GpuPlugin, OneIterationMatchesFp64Reference)
+/*
+ * One iteration of the plugin from centroids c0 against an fp64 brute-force
+ * Lloyd step: sizes exact, centroids to 1e-10, inertia to 1e-9; then assign()
+ * with every output element checked (outputs pre-filled with sentinels).
+ */
+static void
+check_one_iteration(const std::vector<float> &x, int64_t n, int d, int k, const std::vector<double> &c0)
 {
-	ASSERT_NE(api(), nullptr);
-	const int64_t n = 50000;
-	const int	d = 24, k = 40;
-	auto		x = blobs(n, d, k, 77);
-	auto		c0 = first_rows_init(x, n, d, k, 9);
+	SCOPED_TRACE("n=" + std::to_string(n) + " d=" + std::to_string(d) + " k=" + std::to_string(k));
 	pgkm_cuda_config cfg {};
 	cfg.deterministic = 1;
 	cfg.device_ordinal = -1;
@@ -311,6 +317,43 @@ TEST(GpuPlugin, OneIterationMatchesFp64Reference)
 	EXPECT_EQ(ssum, n);
 	EXPECT_NEAR(in2, tot, 1e-9 * tot);
 	api()->destroy(h);
+}
+
+TEST(GpuPlugin, OneIterationMatchesFp64Reference)
+{
+	ASSERT_NE(api(), nullptr);
+	const int64_t n = 50000;
+	const int	d = 24, k = 40;
+	auto		x = blobs(n, d, k, 77);
+	check_one_iteration(x, n, d, k, first_rows_init(x, n, d, k, 9));
+}
+
+/*
+ * The TILED path (32 <= d <= 1024, k <= 256): padded k (k < 8, 8 < k < 16),
+ * d not a multiple of 4 (scalar loads) or of 32 (partial chunks), private
+ * sums and global flushes (768 x 64 does not fit shared memory), several
+ * 1024-row sort tiles and a partial one, k > 64 (the assign kernel's loop
+ * over 64-centroid chunks), and k = 300 forced onto the path (default <= 256).
+ * Starting centroids are the blob centres moved by 0.5, so no row is near a
+ * tie and sizes are exact.
+ */
+TEST(GpuPlugin, OneIterationTiledMatchesFp64Reference)
+{
+	ASSERT_NE(api(), nullptr);
+	struct P { int64_t n; int d, k; bool force; };
+	for (P s : {P {5000, 65, 5, false}, P {7001, 130, 12, false}, P {6000, 200, 64, false},
+				P {3000, 768, 64, false}, P {5000, 33, 150, false}, P {4000, 72, 300, true}})
+	{
+		std::vector<float> centres;
+		auto		x = blobs(s.n, s.d, s.k, 500 + s.d, 1.0f, 3.0f, &centres);
+		std::vector<double> c0((size_t) s.k * s.d);
+		for (size_t i = 0; i < c0.size(); i++)
+			c0[i] = 3.0 + centres[i] + 0.5;
+		if (s.force)
+			setenv("PGKM_CUDA_PATH", "tiled", 1);
+		check_one_iteration(x, s.n, s.d, s.k, c0);
+		unsetenv("PGKM_CUDA_PATH");
+	}
 }
 
 /* Runs init + 8 iterations through the ABI; returns centroids and inertia. */
