@@ -155,8 +155,10 @@ size_t		priv_bytes(const Run &r);
 bool		priv_fits(const Run &r, size_t other_smem);
 void		allow_smem(const void *kernel, const Run &r, size_t smem);
 
-/* TILED path (pgkm_cuda_tiled.cu): both kernels of one chunk's pass. */
+/* pgkm_cuda_tiled.cu: the TILED path's pass, and the label-sorted update it
+ * shares with the GEMM path (labels of the chunk already written). */
 void		launch_tiled_pass(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s);
+void		launch_sorted_update(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s);
 
 /* Plugin helpers (pgkm_cuda_plugin.cu). */
 void	   *dev_alloc(Run &r, size_t bytes);

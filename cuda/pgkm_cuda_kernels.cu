@@ -345,9 +345,12 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 /*
  * GEMM path, after cuBLAS wrote tile[r*k + c] = -2 x_r.c'_c for the tile's
  * rows: one warp per row scans its k values (coalesced), argmin with lowest
- * index on ties, then the warp recomputes the exact distance and adds the row
- * (lanes over columns) to the sums. Grid-stride over the tile's rows.
+ * index on ties. UPDATE: the warp then recomputes the exact distance and adds
+ * the row (lanes over columns) to the sums (d > 1024); otherwise only labels
+ * and moves are written and the chunk's sorted update follows
+ * (launch_sorted_update). Grid-stride over the tile's rows.
  */
+template <bool UPDATE>
 __global__ void __launch_bounds__(BLOCK)
 tile_argmin_kernel(PassArgs a, int64_t slot_base)
 {
@@ -394,6 +397,17 @@ tile_argmin_kernel(PassArgs a, int64_t slot_base)
 		}
 		if (bi >= k)
 			bi = 0;				/* all values NaN: cannot happen on finite data */
+		if (!UPDATE)
+		{
+			if (lane == 0)
+			{
+				int64_t		g = a.row0 + row;
+				if (a.labels[g] != bi)
+					my_moved++;
+				a.labels[g] = bi;
+			}
+			continue;
+		}
 		const float *src = a.x + row * d;
 		const double *c = a.c64 + (size_t) bi * d;
 		double		e = 0;
@@ -418,6 +432,15 @@ tile_argmin_kernel(PassArgs a, int64_t slot_base)
 				a.dist2[row] = e;
 			acc_count(dst, (int64_t) k * d + bi, a.det);
 		}
+	}
+	if (!UPDATE)
+	{
+		if (my_moved)
+			atomicAdd(&moved_sh, my_moved);
+		__syncthreads();
+		if (threadIdx.x == 0 && moved_sh)
+			atomicAdd(a.moved, (unsigned long long) moved_sh);
+		return;
 	}
 	finish_pass_block(a, slot_base, my_inertia, my_moved, red, &moved_sh, pacc, nacc);
 }
@@ -600,12 +623,16 @@ launch_pass_chunk(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t s)
 		throw Failure {PGKM_ERR_INTERNAL, "no fused kernel for this shape"};
 	}
 	/*
-	 * GEMM path: tiles of tile_rows rows. Private sums are flushed once per
-	 * tile launch (grid x k x (d+1) global atomics instead of tile_rows x
-	 * (d+1)): worth it only when a block sees many rows per cluster.
+	 * GEMM path: tiles of tile_rows rows, labels only, then one label-sorted
+	 * update of the chunk (d <= 1024: flushes per run of equal labels). Wider
+	 * rows add themselves in the argmin kernel; private sums are then flushed
+	 * once per tile launch (grid x k x (d+1) global atomics instead of
+	 * tile_rows x (d+1)): worth it only when a block sees many rows per cluster.
 	 */
-	a.priv = priv_fits(r, 0) && 2 * (int64_t) r.grid * r.k <= r.tile_rows ? 1 : 0;
-	allow_smem((const void *) tile_argmin_kernel, r, a.priv ? priv_bytes(r) : 0);
+	const bool	sorted = r.d <= TILED_MAX_D;
+	a.priv = !sorted && priv_fits(r, 0) && 2 * (int64_t) r.grid * r.k <= r.tile_rows ? 1 : 0;
+	const void *argmin = sorted ? (const void *) tile_argmin_kernel<false> : (const void *) tile_argmin_kernel<true>;
+	allow_smem(argmin, r, a.priv ? priv_bytes(r) : 0);
 	CK(cudaGetLastError());
 	const float alpha = -2.0f, beta = 0.0f;
 	int64_t		ntile = (a.rows + r.tile_rows - 1) / r.tile_rows;
@@ -626,10 +653,15 @@ launch_pass_chunk(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t s)
 		b.tile = r.d_tile;
 		int			grid = (int) std::max<int64_t>(1, std::min<int64_t>(r.grid, (tr + 7) / 8));
 		size_t		smem = b.priv ? priv_bytes(r) : 0;
-		tile_argmin_kernel<<<grid, BLOCK, smem, s>>>(b, slot_base + t * r.grid);
+		if (sorted)
+			tile_argmin_kernel<false><<<grid, BLOCK, smem, s>>>(b, slot_base + t * r.grid);
+		else
+			tile_argmin_kernel<true><<<grid, BLOCK, smem, s>>>(b, slot_base + t * r.grid);
 		CKLAUNCH("tile_argmin_kernel");
 		r.launches += 2;
 	}
+	if (sorted)
+		launch_sorted_update(r, a, slot_base, s);
 }
 
 void

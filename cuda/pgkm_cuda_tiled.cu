@@ -42,8 +42,9 @@ static constexpr int TA_TM = 4;		/* rows per thread */
 static constexpr int TA_XS = TA_BM + 4;	/* x chunk row stride: keeps float4 reads aligned */
 
 static constexpr int SU_THREADS = 256;
-static constexpr int SU_ROWS = 1024;	/* rows per sort tile */
 static constexpr int SU_WARPS = SU_THREADS / 32;
+/* Shared bytes per row of a sort window: label, position, exact distance. */
+static constexpr size_t SU_ROW_BYTES = 4 + 2 + 8;
 
 /*
  * Centroid (within the KN-wide chunk) of a thread's n-th accumulator: the
@@ -138,7 +139,7 @@ store_chunk(const ChunkRegs<KN> &g, float (*xs)[TA_XS], float (*cs)[KN])
  * paths); padded centroids get +inf. Grid-stride over 128-row tiles.
  */
 template <int KN>
-__global__ void __launch_bounds__(TA_THREADS, 2)
+__global__ void __launch_bounds__(TA_THREADS, KN <= 16 ? 3 : 2)	/* small k: memory-bound, more tiles in flight */
 tiled_assign_kernel(const float *__restrict__ x, int64_t rows, int64_t row0, int d, int k,
 					const float *__restrict__ mu, const float *__restrict__ cf, const float *__restrict__ bias,
 					int32_t *__restrict__ labels, unsigned long long *moved)
@@ -280,32 +281,33 @@ tiled_assign_kernel(const float *__restrict__ x, int64_t rows, int64_t row0, int
 }
 
 /*
- * Update after tiled_assign_kernel (shape: x rows x d, d <= 32 CPL; labels
- * already written): per 1024-row tile, counting sort by label in shared
- * memory; warp w takes sorted positions [128w, 128w + 128) with lanes over
- * columns, accumulating each lane's columns in registers (fixed point when
- * DET, fp64 otherwise) and flushing them with one atomic per column to the
- * block's private sums (when they fit) or the global ones whenever the label
- * changes: ~k + 8 flushes per tile instead of one per row. The same walk
- * computes each row's exact fp64 distance (inertia, dist2). Dynamic shared
- * memory: [private sums if a.priv][k counters].
+ * Update after the labels of a chunk are written (shape: x rows x d as the
+ * path keeps it, c64 in the same frame, d <= 32 CPL): per window of W rows, a
+ * counting sort by label in shared memory; warp w takes sorted positions
+ * [w W/8, (w+1) W/8) with lanes over columns, accumulating each lane's columns
+ * in registers (fixed point when DET, fp64 otherwise) and flushing them with
+ * one atomic per column to the block's private sums (when they fit) or the
+ * global ones whenever the label changes: at most min(k, W) + 8 flushes per
+ * window instead of one per row. The same walk computes each row's exact fp64
+ * distance (inertia, dist2). Dynamic shared memory: [private sums if a.priv]
+ * [k counters][W labels][W positions][W distances].
  */
-template <int CPL, bool DET>
+template <int CPL, bool DET, int W>
 __global__ void __launch_bounds__(SU_THREADS, 2)
 sorted_update_kernel(PassArgs a, int64_t slot_base)
 {
 	using Acc = typename std::conditional<DET, unsigned long long, double>::type;
 	constexpr bool PREFETCH = CPL <= 8;	/* registers for the next row's values */
 	extern __shared__ __align__(16) unsigned char smem[];
-	__shared__ int32_t lbl_s[SU_ROWS];
-	__shared__ int16_t order_s[SU_ROWS];
-	__shared__ double e_s[SU_ROWS];
 	__shared__ double red[SU_WARPS];
 	__shared__ unsigned int moved_sh;
 	const int	d = a.d, k = a.k;
 	const int64_t nacc = (int64_t) k * d + k;
 	unsigned long long *pacc = reinterpret_cast<unsigned long long *>(smem);
 	int32_t    *cnt = reinterpret_cast<int32_t *>(smem + (a.priv ? (size_t) ((nacc * 8 + 15) / 16 * 16) : 0));
+	int32_t    *lbl_s = cnt + (k + 3) / 4 * 4;
+	int16_t    *order_s = reinterpret_cast<int16_t *>(lbl_s + W);
+	double	   *e_s = reinterpret_cast<double *>(order_s + W);
 	unsigned long long *dst = a.priv ? pacc : a.acc;
 	const int	lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 
@@ -316,13 +318,14 @@ sorted_update_kernel(PassArgs a, int64_t slot_base)
 			pacc[i] = 0ULL;
 
 	double		my_inertia = 0;
-	for (int64_t tile0 = (int64_t) blockIdx.x * SU_ROWS; tile0 < a.rows; tile0 += (int64_t) gridDim.x * SU_ROWS)
+	static_assert(W <= 32768, "positions are int16");
+	for (int64_t tile0 = (int64_t) blockIdx.x * W; tile0 < a.rows; tile0 += (int64_t) gridDim.x * W)
 	{
-		const int	nvalid = (int) (a.rows - tile0 < SU_ROWS ? a.rows - tile0 : SU_ROWS);
+		const int	nvalid = (int) (a.rows - tile0 < W ? a.rows - tile0 : W);
 		for (int c = threadIdx.x; c < k; c += SU_THREADS)
 			cnt[c] = 0;
 		__syncthreads();
-		constexpr int PER = SU_ROWS / SU_THREADS;
+		constexpr int PER = W / SU_THREADS;
 		int			pos[PER];
 #pragma unroll
 		for (int q = 0; q < PER; q++)
@@ -362,7 +365,7 @@ sorted_update_kernel(PassArgs a, int64_t slot_base)
 		}
 		__syncthreads();
 
-		const int	p0 = warp * (SU_ROWS / SU_WARPS), p1 = min(nvalid, p0 + SU_ROWS / SU_WARPS);
+		const int	p0 = warp * (W / SU_WARPS), p1 = min(nvalid, p0 + W / SU_WARPS);
 		Acc			acc[CPL];
 		float		xv[CPL];
 		int			cur = -1;
@@ -466,22 +469,46 @@ launch_assign_t(const PassArgs &a, int grid, cudaStream_t s)
 	CKLAUNCH("tiled_assign_kernel");
 }
 
-template <int CPL, bool DET>
+template <int CPL, bool DET, int W>
 static void
-launch_update_t(Run &r, const PassArgs &a, int64_t slot_base, int grid, size_t smem, cudaStream_t s)
+launch_update_t(Run &r, const PassArgs &a, int64_t slot_base, size_t smem, cudaStream_t s)
 {
-	allow_smem((const void *) sorted_update_kernel<CPL, DET>, r, smem);
-	sorted_update_kernel<CPL, DET><<<grid, SU_THREADS, smem, s>>>(a, slot_base);
+	int			grid = (int) std::max<int64_t>(1, std::min<int64_t>(r.grid, (a.rows + W - 1) / W));
+	allow_smem((const void *) sorted_update_kernel<CPL, DET, W>, r, smem);
+	sorted_update_kernel<CPL, DET, W><<<grid, SU_THREADS, smem, s>>>(a, slot_base);
 	CKLAUNCH("sorted_update_kernel");
 }
 
-/* Static shared memory of sorted_update_kernel, counted against the private-sums budget. */
-static constexpr size_t SU_STATIC = SU_ROWS * (4 + 2 + 8) + SU_WARPS * 8 + 16;
-
+/*
+ * The label-sorted update of one chunk (TILED and GEMM paths, d <= 1024).
+ * Private sums when k x (d+1) fits next to a 1024-row window; otherwise
+ * global flushes over 4096-row windows, so a large k still gets several
+ * rows per flush. Inertia slots: slot_base + block, at most r.grid blocks.
+ */
 void
-launch_tiled_pass(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t s)
+launch_sorted_update(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t s)
 {
 	PassArgs	a = a0;
+	size_t		cnt_bytes = ((size_t) r.k * 4 + 15) / 16 * 16;
+	a.priv = priv_fits(r, cnt_bytes + 1024 * SU_ROW_BYTES) ? 1 : 0;
+	const int	w = a.priv ? 1024 : 4096;
+	size_t		smem = (a.priv ? priv_bytes(r) : 0) + cnt_bytes + (size_t) w * SU_ROW_BYTES;
+	int			cpl = (r.d + 31) / 32;
+	r.launches++;
+#define UPDATE(CPL) if (cpl <= CPL) { \
+		if (a.det && a.priv) launch_update_t<CPL, true, 1024>(r, a, slot_base, smem, s); \
+		else if (a.det) launch_update_t<CPL, true, 4096>(r, a, slot_base, smem, s); \
+		else if (a.priv) launch_update_t<CPL, false, 1024>(r, a, slot_base, smem, s); \
+		else launch_update_t<CPL, false, 4096>(r, a, slot_base, smem, s); \
+		return; }
+	UPDATE(2) UPDATE(4) UPDATE(8) UPDATE(16) UPDATE(24) UPDATE(32)
+#undef UPDATE
+	throw Failure {PGKM_ERR_INTERNAL, "no update kernel for this d"};
+}
+
+void
+launch_tiled_pass(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s)
+{
 	int64_t		tiles = (a.rows + TA_BM - 1) / TA_BM;
 	int			grid_a = (int) std::max<int64_t>(1, std::min<int64_t>(tiles, 2LL * r.sms));
 	if (r.k <= 8)
@@ -492,17 +519,8 @@ launch_tiled_pass(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t s)
 		launch_assign_t<32>(a, grid_a, s);
 	else
 		launch_assign_t<64>(a, grid_a, s);
-
-	size_t		cnt_bytes = ((size_t) r.k * 4 + 15) / 16 * 16;
-	a.priv = priv_fits(r, cnt_bytes + SU_STATIC) ? 1 : 0;
-	size_t		smem = (a.priv ? priv_bytes(r) : 0) + cnt_bytes;
-	int			grid_u = (int) std::max<int64_t>(1, std::min<int64_t>(r.grid, (a.rows + SU_ROWS - 1) / SU_ROWS));
-	int			cpl = (r.d + 31) / 32;
-#define UPDATE(CPL) if (cpl <= CPL) { if (a.det) launch_update_t<CPL, true>(r, a, slot_base, grid_u, smem, s); \
-		else launch_update_t<CPL, false>(r, a, slot_base, grid_u, smem, s); r.launches += 2; return; }
-	UPDATE(2) UPDATE(4) UPDATE(8) UPDATE(16) UPDATE(24) UPDATE(32)
-#undef UPDATE
-	throw Failure {PGKM_ERR_INTERNAL, "no update kernel for this d"};
+	r.launches++;
+	launch_sorted_update(r, a, slot_base, s);
 }
 
 }							/* namespace pgkm_cuda */

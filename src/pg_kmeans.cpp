@@ -31,7 +31,7 @@ _PG_init(void)
 							NULL, &pgkm_guc_threads, 0, 0, 1024,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_kmeans.memory_limit",
-							"Host memory one k-means call may use (data buffer plus engine; 0 = no limit).",
+							"Host memory one k-means call may use (data buffer, engine, and the in-memory result rows before they spill; 0 = no limit).",
 							NULL, &pgkm_guc_memory_limit_kb,
 							4 * 1024 * 1024, 0, INT_MAX,
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);

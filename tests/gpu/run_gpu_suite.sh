@@ -6,13 +6,19 @@
 # Steps: build engine + plugin + GPU tests (CUDA ON, arch 90); GPU unit tests and
 # compute-sanitizer (memcheck, racecheck) on small cases; PostgreSQL from the
 # bundle; make install; pg_regress (make installcheck) with the GPU as default
-# device ('auto'), skipping gpu_unavailable; benchmarks (engine alone, PyTorch,
-# sklearn, CPU engine).   usage: bash tests/gpu/run_gpu_suite.sh [--no-bench]
+# device ('auto'), skipping gpu_unavailable; SQL end to end (bench/gpu_sql_e2e.sh,
+# GPU; E2E_DEVICES="gpu cpu" adds the CPU engine) and the SQL GPU checks
+# (8 sessions, statement_timeout, cancel); benchmarks: engine alone per shape
+# (time/floor, CPU engine at 1M rows), the assignment paths side by side, the
+# seed papers' setups, and PyTorch + scikit-learn side by side.
+#   usage: bash tests/gpu/run_gpu_suite.sh [--no-bench]
+# About 13 minutes on the H100 host (16 cores), most of it benchmarks.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}; export OUT; mkdir -p "$OUT"
 status=0
+t_start=$(date +%s)
 # SKIP_ENGINE_TESTS=1 skips the engine-level GPU tests (already run by device_run.sh);
-# E2E=1 adds the SQL end-to-end benchmark and the SQL GPU checks (concurrency, cancel).
+# E2E=0 skips the SQL end-to-end benchmark and the SQL GPU checks.
 if [ "${SKIP_ENGINE_TESTS:-0}" != 1 ]; then
   bash tests/gpu/device_run.sh tests 2>&1 | tee "$OUT/suite_gpu_tests.txt" || status=1
 elif [ -f .gpuhost/deps.tar.xz ] && ! ldconfig -p | grep -q libopenblas; then
@@ -40,8 +46,8 @@ if bash .gpuhost/pg-up.sh .gpuhost/pg.tar.xz >"$OUT/pg-up.log" 2>&1; then
   PGUSER=postgres make PG_CONFIG=$PG_CONFIG BUILD_DIR=build-pg installcheck REGRESS="$tests" >"$OUT/installcheck.log" 2>&1 || status=1
   tail -15 "$OUT/installcheck.log"
   [ -f regression.diffs ] && cp regression.diffs "$OUT/"
-  if [ "${E2E:-0}" = 1 ]; then
-    timeout ${E2E_TIMEOUT:-300} bash bench/gpu_sql_e2e.sh 2>&1 | tee "$OUT/sql_e2e.log" || status=1
+  if [ "${E2E:-1}" = 1 ]; then
+    DEVICES=${E2E_DEVICES:-gpu} timeout ${E2E_TIMEOUT:-300} bash bench/gpu_sql_e2e.sh 2>&1 | tee "$OUT/sql_e2e.log" || status=1
     timeout ${CHECKS_TIMEOUT:-120} bash tests/gpu/sql_gpu_checks.sh 2>&1 | tee "$OUT/sql_gpu_checks.log" || status=1
   fi
 else
@@ -49,8 +55,11 @@ else
 fi
 
 if [ "${1:-}" != --no-bench ]; then
-  timeout 330 build-gpu/gpu_bench "$PWD/build-gpu/cuda/pg_kmeans_cuda.so" --cpu-iters 2 2>&1 | tee "$OUT/gpu_bench.log"
-  PYTHONUNBUFFERED=1 timeout 240 python3 bench/gpu_torch_bench.py "$PWD/build-gpu/cuda/pg_kmeans_cuda.so" 2>&1 | tee "$OUT/torch_bench.log"
+  P="$PWD/build-gpu/cuda/pg_kmeans_cuda.so"
+  { timeout 330 build-gpu/gpu_bench "$P" --cpu-iters 1
+    timeout 200 build-gpu/gpu_bench "$P" --paths --sweep-n 4000000
+    timeout 120 build-gpu/gpu_bench "$P" --papers; } 2>&1 | tee "$OUT/gpu_bench.log"
+  PYTHONUNBUFFERED=1 timeout 420 python3 bench/gpu_torch_bench.py "$P" 2>&1 | tee "$OUT/torch_bench.log"
 fi
-echo "suite status: $status"
+echo "suite status: $status ($(( $(date +%s) - t_start )) s)"
 exit $status
