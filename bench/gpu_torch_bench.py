@@ -100,7 +100,7 @@ def torch_lloyd(xg, c0):
     n, d = xg.shape
     k = c0.shape[0]
     c = torch.tensor(c0, device="cuda", dtype=torch.float32)
-    chunk = max(1, min(n, (1 << 28) // k))
+    chunk = max(1, min(n, (1 << 28) // max(k, d)))  # n x k distances and x*x temporaries <= 1 GiB
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
     ts = []
     inertia = 0.0
