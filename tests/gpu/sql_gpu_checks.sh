@@ -15,10 +15,10 @@ ok() { echo "PASS: $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 cols=$(for c in $(seq 1 16); do printf "'x%d'," $c; done); cols="ARRAY[${cols%,}]"
 q_small="SELECT count(*) || ' ' || round(sum(distance)::numeric, 3) FROM kmeans('e2e16_1m', $cols, 64, max_iter => 30, tol => 0, seed => 7, device => 'gpu')"
-# uniform data converges slowly: a long run whose deadline falls in the iterations
+# uniform data converges slowly: a long run (4M rows, k = 4096) whose deadline falls in the iterations
 q_long="SELECT count(*) FROM kmeans('unif16', $cols, 4096, max_iter => 100000, tol => 0, init => 'random', device => 'gpu')"
 sel=$(for c in $(seq 1 16); do printf 'random()::real AS x%d,' $c; done)
-$PSQL -c "DROP TABLE IF EXISTS unif16; CREATE UNLOGGED TABLE unif16 AS SELECT ${sel%,} FROM generate_series(1, 1000000)" >/dev/null
+$PSQL -c "DROP TABLE IF EXISTS unif16; CREATE UNLOGGED TABLE unif16 AS SELECT ${sel%,} FROM generate_series(1, 4000000)" >/dev/null
 
 # MiB of GPU memory held by one backend process (0 if none).
 gpu_mem() {
@@ -37,12 +37,13 @@ if [ $same -eq 8 ]; then ok "8 concurrent GPU sessions, all equal to the single-
 else bad "8 concurrent GPU sessions: $same of 8 match '$ref'"; head -3 /tmp/conc_*.out; fi
 
 # 2. statement_timeout in one session, then the same session works again
+TIMEOUT_S=1
 cat >/tmp/timeout.sql <<SQL
 SELECT pg_backend_pid();
 $q_small;
 SELECT 'mem_after_run';
 \! sleep 2
-SET statement_timeout = '2s';
+SET statement_timeout = '${TIMEOUT_S}s';
 \set ON_ERROR_STOP 0
 SELECT extract(epoch FROM clock_timestamp());
 $q_long;
@@ -60,7 +61,7 @@ mem_end=$(gpu_mem "$pid")
 cat /tmp/timeout.out | sed 's/^/    /'
 t_start=$(sed -n 4p /tmp/timeout.out); t_end=$(grep -A1 'statement timeout' /tmp/timeout.out | tail -1)
 if grep -q 'canceling statement due to statement timeout' /tmp/timeout.out; then
-  lat=$(python3 -c "print(round($t_end - $t_start - 2.0, 3))" 2>/dev/null || echo "?")
+  lat=$(python3 -c "print(round($t_end - $t_start - $TIMEOUT_S, 3))" 2>/dev/null || echo "?")
   if python3 -c "import sys; sys.exit(0 if $lat < 1.0 else 1)" 2>/dev/null; then ok "statement_timeout stopped a GPU run ${lat}s after the deadline"
   else bad "statement_timeout latency ${lat}s"; fi
 else bad "no statement_timeout error"; fi
