@@ -230,7 +230,8 @@ INSTANTIATE_TEST_SUITE_P(Paths, GpuVsCpu, ::testing::Values(
 	Shape {120000, 16, 64, 500.0f},	/* dot form, offset data (centring) */
 	Shape {50000, 32, 300, 0.0f},	/* dot form, k tiles */
 	Shape {60000, 40, 20, 0.0f},	/* dot form, 32 < d <= 64 */
-	Shape {30000, 200, 128, 1000.0f},	/* GEMM, offset data */
+	Shape {30000, 200, 128, 1000.0f},	/* TILED (k <= 256), offset data */
+	Shape {30000, 200, 300, 1000.0f},	/* GEMM + sorted update, offset data */
 	Shape {40000, 130, 30, 500.0f},	/* TILED, offset data, d % 4 != 0 */
 	Shape {20000, 768, 8, 0.0f}));	/* TILED, large d */
 
