@@ -74,6 +74,21 @@ block_sum(double v, double *sh)
 }
 
 /*
+ * A pass kernel's block prologue, the same for every path: the block's moved
+ * counter and (if the block keeps them) its private sums start at zero. The
+ * first __syncthreads of the caller orders these stores before any use.
+ */
+__device__ __forceinline__ void
+start_pass_block(const PassArgs &a, unsigned int *moved_sh, unsigned long long *pacc, int64_t nacc)
+{
+	if (threadIdx.x == 0)
+		*moved_sh = 0;
+	if (a.priv)
+		for (int64_t i = threadIdx.x; i < nacc; i += blockDim.x)
+			pacc[i] = 0ULL;
+}
+
+/*
  * A pass kernel's block epilogue, the same for every path: the block's
  * inertia into its own partial slot (fixed-order reduction later), its moved
  * count into the pass total, and its private sums (if any) into the global

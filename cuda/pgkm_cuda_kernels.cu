@@ -166,11 +166,7 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 	__shared__ double red[BLOCK / 32];
 	__shared__ unsigned int moved_sh;
 
-	if (threadIdx.x == 0)
-		moved_sh = 0;
-	if (a.priv)
-		for (int64_t i = threadIdx.x; i < nacc; i += BLOCK)
-			pacc[i] = 0ULL;
+	start_pass_block(a, &moved_sh, pacc, nacc);
 
 	const bool	single = k <= kt_max;
 	auto		load_tile = [&](int c0, int kt) {
@@ -361,11 +357,7 @@ tile_argmin_kernel(PassArgs a, int64_t slot_base)
 	__shared__ double red[BLOCK / 32];
 	__shared__ unsigned int moved_sh;
 	const int	lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	if (threadIdx.x == 0)
-		moved_sh = 0;
-	if (a.priv)
-		for (int64_t i = threadIdx.x; i < nacc; i += BLOCK)
-			pacc[i] = 0ULL;
+	start_pass_block(a, &moved_sh, pacc, nacc);
 	__syncthreads();
 
 	double		my_inertia = 0;

@@ -311,11 +311,7 @@ sorted_update_kernel(PassArgs a, int64_t slot_base)
 	unsigned long long *dst = a.priv ? pacc : a.acc;
 	const int	lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 
-	if (threadIdx.x == 0)
-		moved_sh = 0;
-	if (a.priv)
-		for (int64_t i = threadIdx.x; i < nacc; i += SU_THREADS)
-			pacc[i] = 0ULL;
+	start_pass_block(a, &moved_sh, pacc, nacc);
 
 	double		my_inertia = 0;
 	static_assert(W <= 32768, "positions are int16");
