@@ -15,6 +15,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <csignal>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -215,7 +216,9 @@ prefault_slice(void *arg)
  * Why threads: what is left is the kernel zeroing the pages (~1 s for the
  * 3 GB of 1M x real[768] on the H100 host, most of that scan), which runs
  * in parallel over disjoint ranges. The threads call madvise only (no
- * PostgreSQL function, no allocation); if one cannot be started, this
+ * PostgreSQL function, no allocation) and are started with every signal
+ * blocked, so the backend's signal handlers only ever run on its own
+ * thread (as in the engine's thread pool); if one cannot be started, this
  * thread does its slice.
  */
 static void
@@ -243,8 +246,17 @@ prefault_buffer(void *p, Size from, Size to)
 		slices[t].start = start + (end - start) / page * t / nt * page;
 		slices[t].end = t == nt - 1 ? end : start + (end - start) / page * (t + 1) / nt * page;
 	}
-	for (int t = 1; t < nt; t++)
-		started[t] = pthread_create(&threads[t], NULL, prefault_slice, &slices[t]) == 0;
+	if (nt > 1)
+	{
+		sigset_t	all,
+					old;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);	/* inherited by the new threads */
+		for (int t = 1; t < nt; t++)
+			started[t] = pthread_create(&threads[t], NULL, prefault_slice, &slices[t]) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	prefault_slice(&slices[0]);
 	for (int t = 1; t < nt; t++)
 	{
