@@ -232,6 +232,31 @@ column_means(const std::vector<float> &x, int64_t n, int d)
 	return mean;
 }
 
+/* Median seconds of op() over 5 timed runs after 3 warm-ups, by CUDA events. */
+template <class Op>
+static double
+event_median_seconds(Op op)
+{
+	cudaEvent_t e0, e1;
+	cudaEventCreate(&e0);
+	cudaEventCreate(&e1);
+	std::vector<double> ts;
+	for (int r = 0; r < 8; r++)
+	{
+		cudaEventRecord(e0);
+		op();
+		cudaEventRecord(e1);
+		cudaEventSynchronize(e1);
+		float		ms;
+		cudaEventElapsedTime(&ms, e0, e1);
+		if (r >= 3)
+			ts.push_back(ms / 1e3);
+	}
+	cudaEventDestroy(e0);
+	cudaEventDestroy(e1);
+	return median(ts);
+}
+
 static void
 measure_ceilings(double *sgemm_tflops, double *copy_gbs)
 {
@@ -253,22 +278,10 @@ measure_ceilings(double *sgemm_tflops, double *copy_gbs)
 	cublasCreate(&hb);
 	cublasSetMathMode(hb, CUBLAS_DEFAULT_MATH);
 	const float one = 1, zero = 0;
-	cudaEvent_t e0, e1;
-	cudaEventCreate(&e0);
-	cudaEventCreate(&e1);
-	std::vector<double> ts;
-	for (int r = 0; r < 8; r++)
-	{
-		cudaEventRecord(e0);
+	double		t = event_median_seconds([&] {
 		cublasSgemm(hb, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, a, N, b, N, &zero, c, N);
-		cudaEventRecord(e1);
-		cudaEventSynchronize(e1);
-		float		ms;
-		cudaEventElapsedTime(&ms, e0, e1);
-		if (r >= 3)
-			ts.push_back(ms / 1e3);
-	}
-	*sgemm_tflops = 2.0 * N * N * (double) N / median(ts) / 1e12;
+	});
+	*sgemm_tflops = 2.0 * N * N * (double) N / t / 1e12;
 	cublasDestroy(hb);
 	cudaFree(a);
 	cudaFree(b);
@@ -278,19 +291,8 @@ measure_ceilings(double *sgemm_tflops, double *copy_gbs)
 	cudaMalloc(&p, bytes);
 	cudaMalloc(&q, bytes);
 	cudaMemset(p, 1, bytes);
-	ts.clear();
-	for (int r = 0; r < 8; r++)
-	{
-		cudaEventRecord(e0);
-		cudaMemcpy(q, p, bytes, cudaMemcpyDeviceToDevice);
-		cudaEventRecord(e1);
-		cudaEventSynchronize(e1);
-		float		ms;
-		cudaEventElapsedTime(&ms, e0, e1);
-		if (r >= 3)
-			ts.push_back(ms / 1e3);
-	}
-	*copy_gbs = 2.0 * bytes / median(ts) / 1e9;
+	t = event_median_seconds([&] { cudaMemcpy(q, p, bytes, cudaMemcpyDeviceToDevice); });
+	*copy_gbs = 2.0 * bytes / t / 1e9;
 	cudaFree(p);
 	cudaFree(q);
 }

@@ -23,8 +23,14 @@ SELECT ctid AS row_id, cluster, distance FROM kmeans('out_pts', ARRAY['x', 'y'],
 -- holds (data and engine, about 26 MB), and work_mem below that as well.
 SET pg_kmeans.memory_limit = '30MB';
 SET work_mem = '64kB';
+-- Temp files of this database before and after (stats flushed on demand).
+SELECT pg_stat_force_next_flush();
+SELECT temp_files AS temp_files_before FROM pg_stat_database WHERE datname = current_database() \gset
 CREATE TEMP TABLE out_spill AS
 SELECT ctid AS row_id, cluster, distance FROM kmeans('out_pts', ARRAY['x', 'y'], 4, seed => 11, device => 'cpu');
+SELECT pg_stat_force_next_flush();
+SELECT temp_files > :temp_files_before AS spilled_to_temp_file
+FROM pg_stat_database WHERE datname = current_database();
 RESET work_mem;
 RESET pg_kmeans.memory_limit;
 RESET pg_kmeans.threads;

@@ -220,9 +220,36 @@ validate_options(int64_t n, int32_t d, const pgkm_options *opt)
 }
 
 /*
- * One parallel pass over the data: rejects NaN/Inf (naming the first bad row
- * and feature), computes column means and the mean per-feature variance (two
- * passes, fp64, per-chunk partials reduced in chunk order).
+ * One parallel pass of per-chunk column sums: for each row, add(xi, p) adds
+ * its terms into the chunk's d partials p, or returns false to stop the
+ * chunk (the caller records why). Chunks are fixed-size and reduced in chunk
+ * order by the caller, so the sums do not depend on the thread count.
+ */
+template <class AddRow>
+static void
+chunk_column_sums(pgkm_run *r, std::vector<double> &part, int64_t nchunks, AddRow add)
+{
+	const int64_t n = r->n;
+	const int32_t d = r->d;
+	r->pool->parallel_for(nchunks, [&](int64_t ch, int w) {
+		int64_t		r0 = ch * STATS_CHUNK, r1 = std::min(n, r0 + STATS_CHUNK);
+		double	   *p = part.data() + (size_t) ch * d;
+		std::fill(p, p + d, 0.0);
+		for (int64_t i = r0; i < r1; i++)
+		{
+			if ((i & 0x3FFF) == 0)
+				r->pool->checkpoint(w);
+			if (!add(r->x + i * d, i, ch, p))
+				return;
+		}
+	});
+}
+
+/*
+ * Two parallel passes over the data: the first rejects NaN/Inf (naming the
+ * first bad row and feature) and sums the columns for the means, the second
+ * sums squared deviations for the mean per-feature variance (fp64,
+ * per-chunk partials reduced in chunk order).
  */
 static void
 data_statistics(pgkm_run *r)
@@ -233,25 +260,17 @@ data_statistics(pgkm_run *r)
 	std::vector<double> part((size_t) nchunks * d);
 	std::vector<int64_t> bad(nchunks, -1);
 	const float *x = r->x;
-	r->pool->parallel_for(nchunks, [&](int64_t ch, int w) {
-		int64_t		r0 = ch * STATS_CHUNK, r1 = std::min(n, r0 + STATS_CHUNK);
-		double	   *p = part.data() + (size_t) ch * d;
-		std::fill(p, p + d, 0.0);
-		for (int64_t i = r0; i < r1; i++)
+	chunk_column_sums(r, part, nchunks, [&](const float *xi, int64_t i, int64_t ch, double *p) {
+		for (int32_t j = 0; j < d; j++)
 		{
-			if ((i & 0x3FFF) == 0)
-				r->pool->checkpoint(w);
-			const float *xi = x + i * d;
-			for (int32_t j = 0; j < d; j++)
+			if (!std::isfinite(xi[j]))
 			{
-				if (!std::isfinite(xi[j]))
-				{
-					bad[ch] = i * d + j;
-					return;
-				}
-				p[j] += xi[j];
+				bad[ch] = i * d + j;
+				return false;
 			}
+			p[j] += xi[j];
 		}
+		return true;
 	});
 	for (int64_t ch = 0; ch < nchunks; ch++)
 		if (bad[ch] >= 0)
@@ -270,21 +289,13 @@ data_statistics(pgkm_run *r)
 	for (int32_t j = 0; j < d; j++)
 		r->mean[j] /= (double) n;
 	const double *mean = r->mean.data();
-	r->pool->parallel_for(nchunks, [&](int64_t ch, int w) {
-		int64_t		r0 = ch * STATS_CHUNK, r1 = std::min(n, r0 + STATS_CHUNK);
-		double	   *p = part.data() + (size_t) ch * d;
-		std::fill(p, p + d, 0.0);
-		for (int64_t i = r0; i < r1; i++)
+	chunk_column_sums(r, part, nchunks, [&](const float *xi, int64_t, int64_t, double *p) {
+		for (int32_t j = 0; j < d; j++)
 		{
-			if ((i & 0x3FFF) == 0)
-				r->pool->checkpoint(w);
-			const float *xi = x + i * d;
-			for (int32_t j = 0; j < d; j++)
-			{
-				double		t = (double) xi[j] - mean[j];
-				p[j] += t * t;
-			}
+			double		t = (double) xi[j] - mean[j];
+			p[j] += t * t;
 		}
+		return true;
 	});
 	double		var_sum = 0;
 	for (int32_t j = 0; j < d; j++)

@@ -60,6 +60,36 @@ Outcome run_expecting_error(pqxx::connection &c, const std::string &sql, Clock::
 	return o;
 }
 
+/*
+ * Runs sql on c while another thread cancels it (PQcancel) once wait(finished)
+ * returns, unless the query has ended by then; *t_cancel is when the cancel
+ * was sent (seconds since t0), or -1 if it never was.
+ */
+template <class Wait>
+Outcome run_and_cancel(pqxx::connection &c, const std::string &sql, Clock::time_point t0, Wait wait,
+					   double *t_cancel)
+{
+	std::atomic<bool> finished{false};
+	*t_cancel = -1;
+	std::thread canceller([&] {
+		wait(finished);
+		if (finished)
+			return;
+		*t_cancel = seconds_since(t0);
+		c.cancel_query();
+	});
+	Outcome o = run_expecting_error(c, sql, t0);
+	finished = true;
+	canceller.join();
+	return o;
+}
+
+/* A wait for run_and_cancel: a fixed delay. */
+auto after_ms(int ms)
+{
+	return [ms](const std::atomic<bool> &) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+}
+
 /* The backend and the connection still work after an interrupted run. */
 void expect_session_alive(pqxx::connection &c, int pid)
 {
@@ -81,21 +111,13 @@ TEST(Cancel, DuringIterations)
 	const int pid = c.backendpid();
 
 	auto t0 = Clock::now();
-	std::atomic<bool> finished{false};
-	double t_cancel = -1;
-	std::thread canceller([&] {
-		/* Wait for the first iteration, then let it run 0.5 s more. */
+	double t_cancel;
+	/* Wait for the first iteration, then let it run 0.5 s more. */
+	Outcome o = run_and_cancel(c, kLongRun, t0, [&](const std::atomic<bool> &finished) {
 		while (!finished && log.first(kIterationMarker, t0) < 0 && seconds_since(t0) < 60)
 			std::this_thread::sleep_for(std::chrono::milliseconds(5));
 		std::this_thread::sleep_for(std::chrono::milliseconds(500));
-		if (finished)
-			return;
-		t_cancel = seconds_since(t0);
-		c.cancel_query();		/* PQcancel from another thread */
-	});
-	Outcome o = run_expecting_error(c, kLongRun, t0);
-	finished = true;
-	canceller.join();
+	}, &t_cancel);
 
 	g_first_iteration_s = log.first(kIterationMarker, t0);
 	std::cout << "[ itest    ] first iteration after " << g_first_iteration_s << " s, cancel sent at "
@@ -132,19 +154,9 @@ TEST(Cancel, DuringScan)
 	const double scan_end = init_at - std::atof(init_text.c_str() + at + 8);
 
 	auto t0 = Clock::now();
-	std::atomic<bool> finished{false};
-	double t_cancel = -1;
+	double t_cancel;
 	const int delay_ms = static_cast<int>(std::max(0.0, std::min(0.1, scan_end / 3)) * 1000);
-	std::thread canceller([&] {
-		std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-		if (finished)
-			return;
-		t_cancel = seconds_since(t0);
-		c.cancel_query();
-	});
-	Outcome o = run_expecting_error(c, query, t0);
-	finished = true;
-	canceller.join();
+	Outcome o = run_and_cancel(c, query, t0, after_ms(delay_ms), &t_cancel);
 	/* Init and iteration lines both start "pg_kmeans run"; none may precede the cancel. */
 	double first_step = log.first("pg_kmeans run", t0);
 	std::cout << "[ itest    ] scan ends ~" << scan_end << " s into the call; cancel sent at " << t_cancel
@@ -167,20 +179,10 @@ TEST(Cancel, DuringInit)
 	const int pid = c.backendpid();
 
 	auto t0 = Clock::now();
-	std::atomic<bool> finished{false};
-	double t_cancel = -1;
-	std::thread canceller([&] {
-		std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-		if (finished)
-			return;
-		t_cancel = seconds_since(t0);
-		c.cancel_query();
-	});
-	Outcome o = run_expecting_error(
-		c, "SELECT count(*) FROM kmeans_centroids('pgkm_itest.big', ARRAY['v'], 256, "
-		   "init => 'k-means++', seed => 3)", t0);
-	finished = true;
-	canceller.join();
+	double t_cancel;
+	Outcome o = run_and_cancel(c,
+		"SELECT count(*) FROM kmeans_centroids('pgkm_itest.big', ARRAY['v'], 256, "
+		"init => 'k-means++', seed => 3)", t0, after_ms(1000), &t_cancel);
 	double first_step = log.first("pg_kmeans run", t0);
 	std::cout << "[ itest    ] cancel sent at " << t_cancel << " s, error after " << o.t_error
 			  << " s, first progress line at " << first_step << " s: " << o.message << std::endl;
