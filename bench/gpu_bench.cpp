@@ -258,7 +258,7 @@ event_median_seconds(Op op)
 }
 
 static void
-measure_ceilings(double *sgemm_tflops, double *copy_gbs)
+measure_ceilings(double *sgemm_tflops, double *tf32_tflops, double *copy_gbs)
 {
 	const int	N = 8192;
 	float	   *a, *b, *c;
@@ -282,6 +282,11 @@ measure_ceilings(double *sgemm_tflops, double *copy_gbs)
 		cublasSgemm(hb, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, a, N, b, N, &zero, c, N);
 	});
 	*sgemm_tflops = 2.0 * N * N * (double) N / t / 1e12;
+	cublasSetMathMode(hb, CUBLAS_TF32_TENSOR_OP_MATH);	/* the GEMM path's default */
+	t = event_median_seconds([&] {
+		cublasSgemm(hb, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, a, N, b, N, &zero, c, N);
+	});
+	*tf32_tflops = 2.0 * N * N * (double) N / t / 1e12;
 	cublasDestroy(hb);
 	cudaFree(a);
 	cudaFree(b);
@@ -344,6 +349,7 @@ struct LloydTime
 	double		final_inertia = NAN;	/* from assign */
 	std::vector<double> inertia;	/* per iteration, warm-up included (centroids before its update) */
 	int			launches = -1;
+	std::string path;			/* the plugin's assignment path (pgkm_cuda_debug_path) */
 	double		last_inertia() const { return inertia.empty() ? NAN : inertia.back(); }
 };
 
@@ -373,6 +379,26 @@ timed_iterations(Step step, const LloydPlan &plan, LloydTime *out)
 	out->loop_s = now() - loop0;
 	out->iter_s = median(ts);
 	return true;
+}
+
+/* The plugin's debug exports (not part of the ABI), looked up in main. */
+static const char *(*g_debug_path) (void *) = nullptr;
+
+/* The path the plugin picks for (d, k) by default: a run on k rows of x. */
+static std::string
+default_path(const pgkm_cuda_api *api, const std::vector<float> &x, int d, int k)
+{
+	pgkm_cuda_config cfg {};
+	cfg.deterministic = 1;
+	cfg.device_ordinal = -1;
+	void	   *r = nullptr;
+	char		err[256];
+	std::string p = "?";
+	if (api->create(x.data(), k, d, k, &cfg, &r, err, sizeof(err)) == 0 && g_debug_path)
+		p = g_debug_path(r);
+	if (r)
+		api->destroy(r);
+	return p;
 }
 
 /*
@@ -419,6 +445,7 @@ time_gpu(const pgkm_cuda_api *api, int (*launches)(void *), const std::vector<fl
 	{
 		out.ok = true;
 		out.launches = launches && r ? launches(r) : -1;
+		out.path = g_debug_path ? g_debug_path(r) : "?";
 	}
 	else
 		out.err = err;
@@ -557,20 +584,6 @@ ms(const LloydTime &t)
 	return b;
 }
 
-/* The plugin's default path for (d, k) (pick_path in cuda/pgkm_cuda_plugin.cu), or the forced one. */
-static const char *
-path_name(int d, int k)
-{
-	const char *force = getenv("PGKM_CUDA_PATH");
-	if (force && *force)
-		return force;
-	if (d < 16)
-		return "direct";
-	if (d >= 32 && d <= 1024 && k <= 256)
-		return "tiled";
-	return d <= 64 ? "dot" : "gemm";
-}
-
 /* --sweep: sums modes and the fused/GEMM crossover, compact tables at the end. */
 static void
 sweep(const pgkm_cuda_api *api, int (*launches)(void *), int64_t n, double tf, double bw)
@@ -657,18 +670,19 @@ sweep(const pgkm_cuda_api *api, int (*launches)(void *), int64_t n, double tf, d
 static void
 paths_sweep(const pgkm_cuda_api *api, int (*launches)(void *), int64_t n, double tf, double bw)
 {
-	struct V { const char *name, *path, *bps, *tile_mb; };
-	struct Row { int d, k; std::vector<std::pair<std::string, LloydTime>> t; };
-	const V		fused {"fused", "fused", nullptr, nullptr}, tiled {"tiled", "tiled", nullptr, nullptr},
-				gemm {"gemm", "gemm", nullptr, nullptr}, gemm4 {"gemm bps4", "gemm", "4", nullptr},
-				gemm64 {"gemm 64MB", "gemm", nullptr, "64"}, gemm464 {"gemm bps4 64MB", "gemm", "4", "64"};
+	struct V { const char *name, *path, *bps, *tile_mb, *tf32; };
+	struct Row { int d, k; std::string def; std::vector<std::pair<std::string, LloydTime>> t; };
+	const V		fused {"fused", "fused", nullptr, nullptr, nullptr}, tiled {"tiled", "tiled", nullptr, nullptr, nullptr},
+				gemm {"gemm", "gemm", nullptr, nullptr, nullptr}, fp32 {"gemm fp32", "gemm", nullptr, nullptr, "0"},
+				x3 {"gemm 3xtf32", "gemm", nullptr, nullptr, "3"}, gemm32 {"gemm 32MB", "gemm", nullptr, "32", nullptr};
 	struct S { int d, k; std::vector<V> v; };
 	const std::vector<S> shapes = {
 		{32, 8, {fused, tiled}}, {32, 64, {fused, tiled}}, {64, 8, {fused, tiled}}, {64, 64, {fused, tiled}},
-		{128, 8, {tiled, gemm}}, {128, 64, {tiled, gemm}}, {128, 128, {tiled, gemm}}, {128, 256, {tiled, gemm}},
-		{128, 1024, {gemm, gemm4, gemm64, gemm464}}, {256, 64, {tiled, gemm}}, {256, 256, {tiled, gemm}},
-		{768, 8, {tiled, gemm}}, {768, 64, {tiled, gemm}}, {768, 128, {tiled, gemm}},
-		{768, 1024, {gemm, gemm4, gemm64, gemm464}}};
+		{64, 1024, {fused, gemm}},
+		{128, 8, {tiled, gemm}}, {128, 64, {tiled, gemm}}, {128, 128, {tiled, gemm}}, {128, 256, {tiled, gemm, x3}},
+		{128, 1024, {fp32, x3}}, {256, 64, {tiled, gemm}}, {256, 256, {tiled, gemm, x3}}, {256, 1024, {fp32, x3}},
+		{512, 128, {tiled, gemm}}, {512, 1024, {fp32, x3}}, {768, 8, {tiled, gemm}}, {768, 64, {tiled, gemm, x3}},
+		{768, 128, {tiled, gemm, x3}}, {768, 1024, {fp32, x3, gemm32}}};
 	std::vector<Row> rows;
 	std::vector<float> x;
 	LloydPlan	plan;				/* 1 warm-up, median of 5 */
@@ -679,14 +693,14 @@ paths_sweep(const pgkm_cuda_api *api, int (*launches)(void *), int64_t n, double
 		if (s.d != cur_d)
 			make_data(x, n, s.d, 12345 + s.d);
 		cur_d = s.d;
-		Row			row {s.d, s.k, {}};
+		Row			row {s.d, s.k, default_path(api, x, s.d, s.k), {}};
 		for (const V &v : s.v)
 		{
-			EnvOverride e1("PGKM_CUDA_GEMM_TILE_MB", v.tile_mb);
+			EnvOverride e1("PGKM_CUDA_GEMM_TILE_MB", v.tile_mb), e2("PGKM_CUDA_TF32", v.tf32);
 			LloydTime	t = time_gpu(api, launches, x, n, s.d, s.k, 1, v.path, nullptr, v.bps, plan);
 			if (t.ok)
-				printf("  %-15s d=%4d k=%5d  %10.3f ms  launches %5d  inertia %.9g\n", v.name, s.d, s.k,
-					   t.iter_s * 1e3, t.launches, t.last_inertia());
+				printf("  %-15s d=%4d k=%5d  %10.3f ms  launches %5d  inertia %.9g  path %s\n", v.name,
+					   s.d, s.k, t.iter_s * 1e3, t.launches, t.last_inertia(), t.path.c_str());
 			else
 				printf("  %-15s d=%4d k=%5d  FAILED: %s\n", v.name, s.d, s.k, t.err.c_str());
 			fflush(stdout);
@@ -698,7 +712,7 @@ paths_sweep(const pgkm_cuda_api *api, int (*launches)(void *), int64_t n, double
 	for (const Row &r : rows)
 	{
 		double		fl = floor_seconds(n, r.d, r.k, tf, bw);
-		printf("d=%4d k=%5d floor %8.3f | default %-6s |", r.d, r.k, fl * 1e3, path_name(r.d, r.k));
+		printf("d=%4d k=%5d floor %8.3f | default %-9s |", r.d, r.k, fl * 1e3, r.def.c_str());
 		for (auto &p : r.t)
 			printf(" %s %s (%.2f)", p.first.c_str(), ms(p.second).c_str(), p.second.ok ? p.second.iter_s / fl : NAN);
 		printf("\n");
@@ -1083,15 +1097,17 @@ main(int argc, char **argv)
 	}
 	auto		api = ((const pgkm_cuda_api * (*) (void)) dlsym(h, PGKM_CUDA_ENTRY_SYMBOL))();
 	auto		launches = (int (*) (void *)) dlsym(h, "pgkm_cuda_debug_launches");
+	g_debug_path = (const char *(*) (void *)) dlsym(h, "pgkm_cuda_debug_path");
 	char		info[256];
 	if (api->probe(info, sizeof(info)) != 0)
 	{
 		fprintf(stderr, "no usable GPU: %s\n", info);
 		return 1;
 	}
-	double		tf, bw;
-	measure_ceilings(&tf, &bw);
-	printf("device: %s\nceilings: sgemm fp32 %.1f TFLOP/s, d2d copy %.0f GB/s (read+write)\n", info, tf, bw);
+	double		tf, tf32, bw;
+	measure_ceilings(&tf, &tf32, &bw);
+	printf("device: %s\nceilings: sgemm fp32 %.1f TFLOP/s, sgemm tf32 %.1f TFLOP/s, d2d copy %.0f GB/s (read+write)\n",
+		   info, tf, tf32, bw);
 	fflush(stdout);
 	if (do_sweep)
 	{
@@ -1129,8 +1145,10 @@ main(int argc, char **argv)
 				for (int k : {8, 64, 1024})
 					if (!quick || n == 1000000LL)
 						shapes.push_back({n, d, k});
-	printf("\n%9s %4s %5s | %10s %10s %6s %8s | %9s %8s | %10s %12s | %s\n", "n", "d", "k", "iter_ms", "floor_ms",
-		   "ratio", "launch", "upload_s", "GB/s", "cpu_iter_ms", "inertia/n", "path");
+	printf("\n(floor_ms and ratio from the fp32 SGEMM ceiling; x3tf32 = iter / the floor of three TF32 products"
+		   " at the TF32 ceiling, gemm-3xtf32 rows only)\n");
+	printf("\n%9s %4s %5s | %10s %10s %6s %7s %8s | %9s %8s | %10s %12s | %s\n", "n", "d", "k", "iter_ms", "floor_ms",
+		   "ratio", "x3tf32", "launch", "upload_s", "GB/s", "cpu_iter_ms", "inertia/n", "path");
 	std::vector<float> x;
 	for (auto &s : shapes)
 	{
@@ -1165,9 +1183,11 @@ main(int argc, char **argv)
 			if (c.ok)
 				cpu_ms = c.iter_mean_after_first() * 1e3;
 		}
-		printf("%9lld %4d %5d | %10.3f %10.3f %6.2f %8d | %9.2f %8.1f | %10.1f %12.6g | %s\n", (long long) s.n, s.d,
-			   s.k, g.iter_s * 1e3, floor_s * 1e3, g.iter_s / floor_s, g.launches, g.create_s,
-			   (double) s.n * s.d * 4 / g.create_s / 1e9, cpu_ms, g.last_inertia() / s.n, path_name(s.d, s.k));
+		bool		tc = g.path == "gemm-3xtf32";
+		double		floor_tc = floor_seconds(s.n, s.d, s.k, tf32 / 3.0, bw);
+		printf("%9lld %4d %5d | %10.3f %10.3f %6.2f %7.2f %8d | %9.2f %8.1f | %10.1f %12.6g | %s\n", (long long) s.n,
+			   s.d, s.k, g.iter_s * 1e3, floor_s * 1e3, g.iter_s / floor_s, tc ? g.iter_s / floor_tc : NAN, g.launches,
+			   g.create_s, (double) s.n * s.d * 4 / g.create_s / 1e9, cpu_ms, g.last_inertia() / s.n, g.path.c_str());
 		fflush(stdout);
 	}
 	return 0;

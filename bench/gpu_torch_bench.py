@@ -6,6 +6,9 @@ on the same data and the same initial centroids, in one run on one GPU.
   wall time of iterate() (synchronous; includes the per-iteration D2H of sums).
 - torch: Lloyd in PyTorch, data on the GPU: chunked x @ C.T, argmin, index_add_
   in fp32 (chunked so the n x k matrix fits); timed with CUDA events.
+- torch tf32: the same with torch.backends.cuda.matmul.allow_tf32 = True (one
+  TF32 product: labels off where TF32's error exceeds the gap; ours, 3xTF32 on
+  the GEMM path, labels like fp32, see cuda/NOTES.md).
 - sklearn: KMeans(lloyd, n_init=1, init=given, tol=0, max_iter=ITERS) on all
   cores (threadpoolctl default), seconds per iteration.
 Inertia (after the timed iterations, vs the centroids before the last update)
@@ -139,8 +142,9 @@ def main():
     info = C.create_string_buffer(256)
     api.probe(info, 256)
     print("device:", info.value.decode(), "| torch", torch.__version__, flush=True)
-    print(f"{'n':>9} {'d':>4} {'k':>5} | {'ours_ms':>9} {'torch_ms':>9} {'x_torch':>7} | {'sk_ms':>9} | "
-          f"{'ours_inertia/n':>14} {'torch_inertia/n':>15} {'sk_inertia/n':>13}", flush=True)
+    print(f"{'n':>9} {'d':>4} {'k':>5} | {'ours_ms':>9} {'torch_ms':>9} {'x_torch':>7} | {'tf32_ms':>9} {'x_tf32':>6} | "
+          f"{'sk_ms':>9} | {'ours_inertia/n':>14} {'torch_inertia/n':>15} {'tf32_inertia/n':>14} {'sk_inertia/n':>13}",
+          flush=True)
     ns = [1_000_000] if QUICK else [1_000_000, 10_000_000]
     shapes = SHAPES or [(n, d, k) for n in ns for d in (2, 16, 128, 768) for k in (8, 64, 1024)]
     data_key, x = None, None
@@ -153,13 +157,17 @@ def main():
         t_ours, i_ours, e = ours(x, c0)
         xg = torch.from_numpy(x).cuda()
         t_t, i_t = torch_lloyd(xg, c0)
+        torch.backends.cuda.matmul.allow_tf32 = True
+        t_tc, i_tc = torch_lloyd(xg, c0)
+        torch.backends.cuda.matmul.allow_tf32 = False
         del xg
         torch.cuda.empty_cache()
         t_sk, i_sk = float("nan"), float("nan")
         work = n * k * d
         if SKLEARN and n <= 1_000_000 and work <= 1e9 * 128:
             t_sk, i_sk = sk_lloyd(x, c0, 3)
-        print(f"{n:>9} {d:>4} {k:>5} | {t_ours*1e3:9.3f} {t_t*1e3:9.3f} {t_t/t_ours:7.2f} | {t_sk*1e3:9.1f} | "
-              f"{i_ours/n:14.6g} {i_t/n:15.6g} {i_sk/n:13.6g} {e}", flush=True)
+        print(f"{n:>9} {d:>4} {k:>5} | {t_ours*1e3:9.3f} {t_t*1e3:9.3f} {t_t/t_ours:7.2f} | {t_tc*1e3:9.3f} "
+              f"{t_tc/t_ours:6.2f} | {t_sk*1e3:9.1f} | {i_ours/n:14.6g} {i_t/n:15.6g} {i_tc/n:14.6g} {i_sk/n:13.6g} {e}",
+              flush=True)
 
 main()

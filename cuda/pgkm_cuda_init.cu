@@ -200,7 +200,8 @@ kmeanspp(Run &r, uint64_t seed, double *centroids)
 	uint64_t	rng = seed ^ 0x5851f42d4c957f2dULL;
 
 	int64_t		want = std::min<int64_t>(n, std::min<int64_t>(1LL << 22, std::max<int64_t>(131072, 128LL * k)));
-	const bool	use_resident = (want == n && r.resident);
+	/* resident x is exact unless 3xTF32 split it (its TF32 part alone would be seeded on) */
+	const bool	use_resident = (want == n && r.resident && r.tf32_terms != 3);
 	int64_t		per_row = (use_resident ? 0 : (int64_t) d * 4) + 16;
 	int64_t		room = r.budget > 0 ? (r.budget - (int64_t) r.allocated - (8LL << 20)) / per_row : want;
 	int64_t		ns = std::min(want, room);

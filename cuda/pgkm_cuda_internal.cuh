@@ -13,6 +13,7 @@
 #include <cublas_v2.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,7 @@ enum Path
 {
 	PATH_DIRECT = 0,			/* d < 16: sum((x-c)^2) in fp32, centroids in smem */
 	PATH_DOT = 1,				/* 16 <= d <= 64: ||c'||^2 - 2 x'.c' fused, smem */
-	PATH_GEMM = 2,				/* d > 64, large k: cuBLAS SGEMM per row tile + argmin kernel */
+	PATH_GEMM = 2,				/* d > 64, large k: cuBLAS GEMM per row tile (3xTF32) + argmin kernel */
 	PATH_TILED = 3				/* 32 <= d <= 1024, k <= 256: tiled product + argmin in one
 								 * kernel, then a label-sorted update kernel (pgkm_cuda_tiled.cu) */
 };
@@ -66,6 +67,7 @@ struct PassArgs
 	double	   *partials;		/* inertia partials, one per block */
 	unsigned long long *moved;
 	const float *tile;			/* GEMM: rows x k of -2 x.c' */
+	const float *xlo;			/* GEMM 3xTF32: x' = x + xlo (x holds the TF32 part), or NULL */
 	int			priv;			/* accumulate in shared memory first */
 	int			agg;			/* fused kernel: pre-sum a warp's rows by label */
 	int			det;			/* deterministic fixed-point sums */
@@ -93,6 +95,8 @@ struct Run
 	int			gemm_bps = 4;	/* argmin blocks per SM (PGKM_CUDA_GEMM_BPS, measurements) */
 	int64_t		gemm_tile_bytes = 16LL << 20;	/* GEMM distance tile (PGKM_CUDA_GEMM_TILE_MB) */
 	Path		path = PATH_DIRECT;
+	int			tf32_terms = 0; /* GEMM: 3 = 3xTF32 products (d, k >= 512), 0 = fp32
+								 * SGEMM, 1 = one TF32 product (tests only) */
 	bool		resident = false;
 	bool		registered = false;
 
@@ -106,6 +110,9 @@ struct Run
 	/* device memory */
 	float	   *d_x = nullptr;	/* resident data */
 	float	   *d_chunk[2] = {nullptr, nullptr};	/* streaming buffers */
+	float	   *d_xlo = nullptr;	/* 3xTF32: x' - tf32(x'), resident */
+	float	   *d_chunk_lo[2] = {nullptr, nullptr};	/* 3xTF32: the same, streamed */
+	float	   *d_cf_lo = nullptr;	/* 3xTF32: c' - tf32(c') */
 	int32_t    *d_labels = nullptr;
 	float	   *d_cf = nullptr;
 	float	   *d_bias = nullptr;
@@ -134,6 +141,27 @@ struct Run
 };
 
 /*
+ * TF32 part of v: the nearest value with 10 explicit mantissa bits (ties
+ * away from zero), exactly representable in TF32, so the tensor cores take it
+ * unchanged whatever their own rounding; v - tf32_hi(v) is exact in fp32.
+ */
+__host__ __device__ inline float
+tf32_hi(float v)
+{
+	uint32_t	u;
+	memcpy(&u, &v, 4);
+	uint32_t	r = (u + 0x1000u) & 0xffffe000u;
+	float		h;
+	memcpy(&h, &r, 4);
+	if ((r & 0x7f800000u) == 0x7f800000u)	/* rounded up into infinity: truncate instead */
+	{
+		r = u & 0xffffe000u;
+		memcpy(&h, &r, 4);
+	}
+	return h;
+}
+
+/*
  * The GEMM path runs on a device copy of x centred in place (cuBLAS reads x'
  * directly), so its exact distances and sums are of x' and mu is added back
  * to the means. The other paths keep x as given and centre in registers.
@@ -151,6 +179,7 @@ void		launch_reduce_partials(const double *partials, int64_t nslots, double *out
 void		launch_maxabs(const float *x, int64_t count, float *out, cudaStream_t s);
 void		launch_fill_int(int32_t *p, int64_t n, int32_t v, cudaStream_t s);
 void		launch_center(float *x, int64_t rows, int d, const float *mu, cudaStream_t s);
+void		launch_split_tf32(float *x, float *lo, int64_t count, cudaStream_t s);
 size_t		priv_bytes(const Run &r);
 bool		priv_fits(const Run &r, size_t other_smem);
 void		allow_smem(const void *kernel, const Run &r, size_t smem);

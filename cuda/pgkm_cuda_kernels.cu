@@ -401,18 +401,19 @@ tile_argmin_kernel(PassArgs a, int64_t slot_base)
 			continue;
 		}
 		const float *src = a.x + row * d;
+		const float *lo = a.xlo ? a.xlo + row * d : nullptr;
 		const double *c = a.c64 + (size_t) bi * d;
 		double		e = 0;
 		for (int j = lane; j < d; j += 32)
 		{
-			double		u = (double) src[j] - c[j];
+			double		u = (double) (lo ? src[j] + lo[j] : src[j]) - c[j];
 			e += u * u;
 		}
 		for (int o = 16; o > 0; o >>= 1)
 			e += __shfl_xor_sync(0xffffffffu, e, o);
 		unsigned long long *dst = a.priv ? pacc : a.acc;
 		for (int j = lane; j < d; j += 32)
-			acc_add(dst, (int64_t) bi * d + j, src[j], a.det, a.qscale);
+			acc_add(dst, (int64_t) bi * d + j, lo ? src[j] + lo[j] : src[j], a.det, a.qscale);
 		if (lane == 0)
 		{
 			int64_t		g = a.row0 + row;
@@ -435,6 +436,18 @@ tile_argmin_kernel(PassArgs a, int64_t slot_base)
 		return;
 	}
 	finish_pass_block(a, slot_base, my_inertia, my_moved, red, &moved_sh, pacc, nacc);
+}
+
+/* x -> (tf32_hi(x), x - tf32_hi(x)) in place and into lo: the 3xTF32 operands. */
+__global__ void
+split_tf32_kernel(float *x, float *lo, int64_t count)
+{
+	for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (int64_t) gridDim.x * blockDim.x)
+	{
+		float		v = x[i], h = tf32_hi(v);
+		x[i] = h;
+		lo[i] = v - h;
+	}
 }
 
 /* Fixed-order sum of the pass's inertia partials (one block). */
@@ -626,19 +639,31 @@ launch_pass_chunk(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t s)
 	const void *argmin = sorted ? (const void *) tile_argmin_kernel<false> : (const void *) tile_argmin_kernel<true>;
 	allow_smem(argmin, r, a.priv ? priv_bytes(r) : 0);
 	CK(cudaGetLastError());
-	const float alpha = -2.0f, beta = 0.0f;
+	const float alpha = -2.0f, zero = 0.0f, one = 1.0f;
 	int64_t		ntile = (a.rows + r.tile_rows - 1) / r.tile_rows;
 	for (int64_t t = 0; t < ntile; t++)
 	{
 		int64_t		t0 = t * r.tile_rows;
 		int64_t		tr = std::min(r.tile_rows, a.rows - t0);
-		cublasStatus_t bs = cublasSgemm(r.blas, CUBLAS_OP_T, CUBLAS_OP_N, r.k, (int) tr, r.d,
-										&alpha, r.d_cf, r.d, a.x + t0 * r.d, r.d, &beta,
-										r.d_tile, r.k);
-		if (bs != CUBLAS_STATUS_SUCCESS)
-			fail_blas(bs, "cublasSgemm");
+		/* tile = -2 x'.c' (3xTF32: the two small cross terms first, then hi.hi) */
+		auto		gemm = [&](const float *c, const float *x, const float *beta) {
+			cublasStatus_t bs = cublasSgemm(r.blas, CUBLAS_OP_T, CUBLAS_OP_N, r.k, (int) tr, r.d,
+											&alpha, c, r.d, x + t0 * r.d, r.d, beta, r.d_tile, r.k);
+			if (bs != CUBLAS_STATUS_SUCCESS)
+				fail_blas(bs, "cublasSgemm");
+			r.launches++;
+		};
+		if (r.tf32_terms == 3)
+		{
+			gemm(r.d_cf_lo, a.x, &zero);
+			gemm(r.d_cf, a.xlo, &one);
+			gemm(r.d_cf, a.x, &one);
+		}
+		else
+			gemm(r.d_cf, a.x, &zero);
 		PassArgs	b = a;
 		b.x = a.x + t0 * r.d;
+		b.xlo = a.xlo ? a.xlo + t0 * r.d : nullptr;
 		b.rows = tr;
 		b.row0 = a.row0 + t0;
 		b.dist2 = a.dist2 ? a.dist2 + t0 : nullptr;
@@ -650,7 +675,7 @@ launch_pass_chunk(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t s)
 		else
 			tile_argmin_kernel<true><<<grid, BLOCK, smem, s>>>(b, slot_base + t * r.grid);
 		CKLAUNCH("tile_argmin_kernel");
-		r.launches += 2;
+		r.launches++;
 	}
 	if (sorted)
 		launch_sorted_update(r, a, slot_base, s);
@@ -678,6 +703,14 @@ launch_center(float *x, int64_t rows, int d, const float *mu, cudaStream_t s)
 	int64_t		g = std::min<int64_t>(8LL * 1024, (count + 255) / 256);
 	center_kernel<<<(int) std::max<int64_t>(g, 1), 256, 0, s>>>(x, count, d, mu);
 	CKLAUNCH("center_kernel");
+}
+
+void
+launch_split_tf32(float *x, float *lo, int64_t count, cudaStream_t s)
+{
+	int64_t		g = std::min<int64_t>(8LL * 1024, (count + 255) / 256);
+	split_tf32_kernel<<<(int) std::max<int64_t>(g, 1), 256, 0, s>>>(x, lo, count);
+	CKLAUNCH("split_tf32_kernel");
 }
 
 void

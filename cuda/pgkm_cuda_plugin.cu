@@ -120,6 +120,17 @@ upload_centroids(Run &r)
 			cc[i] = r.cent[i] - r.mu[i % d];
 		c64 = cc.data();
 	}
+	if (r.tf32_terms == 3)
+	{
+		float	   *cf_lo = r.h_cstage + kd + k;
+		for (size_t i = 0; i < kd; i++)
+		{
+			float		h = tf32_hi(cf[i]);
+			cf_lo[i] = cf[i] - h;
+			cf[i] = h;
+		}
+		CK(cudaMemcpyAsync(r.d_cf_lo, cf_lo, kd * sizeof(float), cudaMemcpyHostToDevice, r.s_comp));
+	}
 	CK(cudaMemcpyAsync(r.d_cf, cf, kd * sizeof(float), cudaMemcpyHostToDevice, r.s_comp));
 	CK(cudaMemcpyAsync(r.d_bias, bias, k * sizeof(float), cudaMemcpyHostToDevice, r.s_comp));
 	CK(cudaMemcpyAsync(r.d_c64, c64, kd * sizeof(double), cudaMemcpyHostToDevice, r.s_comp));
@@ -171,6 +182,11 @@ run_pass(Run &r, int32_t *labels_out, double *dist2_out)
 				launch_center(r.d_chunk[b], rows, d, r.d_mu, r.s_comp);
 				r.launches++;
 			}
+			if (r.tf32_terms == 3)
+			{
+				launch_split_tf32(r.d_chunk[b], r.d_chunk_lo[b], rows * d, r.s_comp);
+				r.launches++;
+			}
 		}
 		PassArgs	a {};
 		a.x = xp;
@@ -189,6 +205,8 @@ run_pass(Run &r, int32_t *labels_out, double *dist2_out)
 		a.partials = r.d_partials;
 		a.moved = r.d_acc + nacc;
 		a.det = r.cfg.deterministic ? 1 : 0;
+		if (r.tf32_terms == 3)
+			a.xlo = r.resident ? r.d_xlo + r0 * d : r.d_chunk_lo[b];
 		launch_pass_chunk(r, a, c * slots_per_chunk, r.s_comp);
 		if (dist2_out)
 		{
@@ -244,7 +262,8 @@ destroy_run(Run *r)
 	if (r->s_copy)
 		cudaStreamSynchronize(r->s_copy);
 	void	   *ptrs[] = {r->d_x, r->d_chunk[0], r->d_chunk[1], r->d_labels, r->d_cf, r->d_bias, r->d_mu,
-		r->d_c64, r->d_acc, r->d_partials, r->d_tile, r->d_dist2, r->d_maxabs};
+		r->d_c64, r->d_acc, r->d_partials, r->d_tile, r->d_dist2, r->d_maxabs, r->d_xlo, r->d_chunk_lo[0],
+	r->d_chunk_lo[1], r->d_cf_lo};
 	for (void *p : ptrs)
 		if (p)
 			cudaFree(p);
@@ -290,7 +309,8 @@ pick_path(int d, int k)
 		return d < 16 ? PATH_DIRECT : PATH_DOT;
 	if (d < 16)
 		return PATH_DIRECT;
-	if (d >= TILED_MIN_D && d <= TILED_MAX_D && k <= tiled_max_k)
+	/* at d >= 768 cuBLAS beat TILED from k = 128 (27 vs 32 ms at 4M rows; tied at k = 64) */
+	if (d >= TILED_MIN_D && d <= TILED_MAX_D && k <= tiled_max_k && !(d >= 768 && k > 64 && !tk))
 		return PATH_TILED;
 	if (d <= 64)				/* fused beat cuBLAS+argmin up to d = 64 at k = 64 and 1024 (bench/RESULTS.md) */
 		return PATH_DOT;
@@ -321,6 +341,22 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 		CK(cudaDeviceGetAttribute(&r->smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
 		CK(cudaDeviceGetAttribute(&r->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
 		r->path = pick_path(d, k);
+		if (r->path == PATH_GEMM)
+		{
+			/*
+			 * 3xTF32 where the product dominates (d, k >= 512: 10M x 768 x 1024
+			 * 262 vs 382 ms); it lost where the argmin and tiles dominate
+			 * (4M x 128 x 1024: 54 vs 44 ms), bench/RESULTS.md section 8.
+			 * PGKM_CUDA_TF32=0|1|3 forces fp32 SGEMM, one TF32 product (tests
+			 * only: not fp32-accurate) or 3xTF32.
+			 */
+			const char *tf = getenv("PGKM_CUDA_TF32");
+			if (tf && (!strcmp(tf, "0") || !strcmp(tf, "1") || !strcmp(tf, "3")))
+				r->tf32_terms = atoi(tf);
+			else
+				r->tf32_terms = d >= 512 && k >= 512 ? 3 : 0;
+		}
+		const int	x_copies = r->tf32_terms == 3 ? 2 : 1;	/* 3xTF32 keeps x' - tf32(x') too */
 		const char *sums = getenv("PGKM_CUDA_SUMS");	/* benchmarks: v1 global atomics vs private */
 		r->sums = sums && !strcmp(sums, "global") ? SUMS_GLOBAL : SUMS_AUTO;
 		const char *bps = getenv("PGKM_CUDA_GEMM_BPS");	/* benchmarks: argmin occupancy */
@@ -345,14 +381,14 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 			int64_t		tr = r->gemm_tile_bytes / (4LL * k);
 			tr = std::max<int64_t>(1024, std::min<int64_t>(tr, 1LL << 20));
 			r->tile_rows = std::min<int64_t>(tr, n);
-			fixed += (size_t) r->tile_rows * k * 4;
+			fixed += (size_t) r->tile_rows * k * 4 + (r->tf32_terms == 3 ? kd * 4 : 0);
 		}
 		/* bound one launch's work (~1 TFLOP, tens of ms) so interrupts are seen quickly */
 		double		flops_row = (double) k * (2.0 * d + 2.0);
 		int64_t		batch = (int64_t) std::max(65536.0, 1.0e12 / flops_row);
 		int64_t		data_bytes = n * (int64_t) d * 4;
 		int64_t		per_row_out = 8;	/* dist2 buffer per chunk row */
-		if ((int64_t) fixed + data_bytes + std::min(batch, n) * per_row_out + (256LL << 10) <= r->budget)
+		if ((int64_t) fixed + x_copies * data_bytes + std::min(batch, n) * per_row_out + (256LL << 10) <= r->budget)
 		{
 			r->resident = true;
 			r->chunk_rows = std::min(batch, n);
@@ -363,12 +399,12 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 			/* two chunk buffers, the chunk's dist2 and (GEMM) a tile as large as the chunk at most */
 			int64_t		tile_fixed = (int64_t) r->tile_rows * k * 4;
 			int64_t		left = r->budget - ((int64_t) fixed - tile_fixed) - (256LL << 10);
-			int64_t		per_row = 2LL * d * 4 + per_row_out + (r->tile_rows > 0 ? 4LL * k : 0);
+			int64_t		per_row = 2LL * x_copies * d * 4 + per_row_out + (r->tile_rows > 0 ? 4LL * k : 0);
 			int64_t		rows = left > 0 ? left / per_row : 0;
 			if (r->tile_rows > 0 && rows > 0)
 			{
 				r->tile_rows = std::min(r->tile_rows, rows);
-				rows = (left - r->tile_rows * 4LL * k) / (2LL * d * 4 + per_row_out);
+				rows = (left - r->tile_rows * 4LL * k) / (2LL * x_copies * d * 4 + per_row_out);
 				rows = rows / r->tile_rows * r->tile_rows;
 			}
 			if (rows < 1)
@@ -410,10 +446,13 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 			if (bs != CUBLAS_STATUS_SUCCESS)
 				fail_blas(bs, "cublasCreate");
 			cublasSetStream(r->blas, r->s_comp);
-			cublasSetMathMode(r->blas, CUBLAS_DEFAULT_MATH);	/* fp32, no TF32 */
+			/* TF32 only as 3xTF32 (fp32-accurate) or, for tests, one product */
+			cublasSetMathMode(r->blas, r->tf32_terms ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+			if (r->tf32_terms == 3)
+				r->d_cf_lo = (float *) dev_alloc(*r, kd * 4);
 		}
 		CK(cudaMallocHost((void **) &r->h_acc, (kd + k + 2) * 8));
-		CK(cudaMallocHost((void **) &r->h_cstage, (kd + k) * 4));
+		CK(cudaMallocHost((void **) &r->h_cstage, (2 * kd + k) * 4));
 
 		/* pin the caller's rows for fast (and, when streaming, asynchronous) copies */
 		if (cudaHostRegister(const_cast<float *>(x), (size_t) data_bytes, cudaHostRegisterDefault) == cudaSuccess)
@@ -446,6 +485,11 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 			launch_maxabs(r->d_x, n * (int64_t) d, r->d_maxabs, r->s_comp);
 			if (centred_copy(*r))
 				launch_center(r->d_x, n, d, r->d_mu, r->s_comp);
+			if (r->tf32_terms == 3)
+			{
+				r->d_xlo = (float *) dev_alloc(*r, (size_t) data_bytes);
+				launch_split_tf32(r->d_x, r->d_xlo, n * (int64_t) d, r->s_comp);
+			}
 			CK(cudaStreamSynchronize(r->s_comp));
 			if (r->registered)
 			{
@@ -456,7 +500,11 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 		else
 		{
 			for (int i = 0; i < 2; i++)
+			{
 				r->d_chunk[i] = (float *) dev_alloc(*r, (size_t) r->chunk_rows * d * 4);
+				if (r->tf32_terms == 3)
+					r->d_chunk_lo[i] = (float *) dev_alloc(*r, (size_t) r->chunk_rows * d * 4);
+			}
 			for (int64_t c = 0; c < r->nchunks; c++)
 			{
 				int64_t		r0 = c * r->chunk_rows, rows = std::min(r->chunk_rows, n - r0);
@@ -717,6 +765,27 @@ extern "C" __attribute__((visibility("default"))) int
 pgkm_cuda_debug_launches(void *h)
 {
 	return h ? static_cast<Run *>(h)->launches : -1;
+}
+
+/* Not part of the ABI: the assignment path pick_path() chose, for tests and benchmarks. */
+extern "C" __attribute__((visibility("default"))) const char *
+pgkm_cuda_debug_path(void *h)
+{
+	if (!h)
+		return "none";
+	const Run  *r = static_cast<Run *>(h);
+	switch (r->path)
+	{
+		case PATH_DIRECT:
+			return "direct";
+		case PATH_DOT:
+			return "dot";
+		case PATH_TILED:
+			return "tiled";
+		case PATH_GEMM:
+			return r->tf32_terms == 3 ? "gemm-3xtf32" : r->tf32_terms == 1 ? "gemm-tf32x1" : "gemm";
+	}
+	return "?";
 }
 
 extern "C" __attribute__((visibility("default"))) const pgkm_cuda_api *

@@ -292,7 +292,7 @@ tiled_assign_kernel(const float *__restrict__ x, int64_t rows, int64_t row0, int
  * distance (inertia, dist2). Dynamic shared memory: [private sums if a.priv]
  * [k counters][W labels][W positions][W distances].
  */
-template <int CPL, bool DET, int W>
+template <int CPL, bool DET, int W, bool SPLIT>
 __global__ void __launch_bounds__(SU_THREADS, 2)
 sorted_update_kernel(PassArgs a, int64_t slot_base)
 {
@@ -381,11 +381,12 @@ sorted_update_kernel(PassArgs a, int64_t slot_base)
 		};
 		auto		load_row = [&](int p, float (&v)[CPL]) {
 			const float *src = a.x + (tile0 + order_s[p]) * d;
+			const float *lo = SPLIT ? a.xlo + (tile0 + order_s[p]) * d : nullptr;	/* GEMM 3xTF32: x' = x + lo */
 #pragma unroll
 			for (int m = 0; m < CPL; m++)
 			{
 				int			col = lane + 32 * m;
-				v[m] = col < d ? src[col] : 0.0f;
+				v[m] = col < d ? (SPLIT ? src[col] + lo[col] : src[col]) : 0.0f;
 			}
 		};
 		if (PREFETCH && p0 < p1)
@@ -470,8 +471,10 @@ static void
 launch_update_t(Run &r, const PassArgs &a, int64_t slot_base, size_t smem, cudaStream_t s)
 {
 	int			grid = (int) std::max<int64_t>(1, std::min<int64_t>(r.grid, (a.rows + W - 1) / W));
-	allow_smem((const void *) sorted_update_kernel<CPL, DET, W>, r, smem);
-	sorted_update_kernel<CPL, DET, W><<<grid, SU_THREADS, smem, s>>>(a, slot_base);
+	/* x' in two parts (GEMM 3xTF32): its own instances, so TILED's registers stay as they were */
+	auto		kernel = a.xlo ? sorted_update_kernel<CPL, DET, W, true> : sorted_update_kernel<CPL, DET, W, false>;
+	allow_smem((const void *) kernel, r, smem);
+	kernel<<<grid, SU_THREADS, smem, s>>>(a, slot_base);
 	CKLAUNCH("sorted_update_kernel");
 }
 

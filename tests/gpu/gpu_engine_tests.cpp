@@ -211,8 +211,10 @@ TEST_P(GpuVsCpu, SameLabelsAndInertia)
 	EngineResult gpu15 = run_engine(x, s.n, s.d, s.k, init, PGKM_DEVICE_GPU, 15);
 	EXPECT_NEAR(gpu15.inertia, cpu15.inertia, 1e-5 * cpu15.inertia);
 	/* streamed through a tiny budget: same answer (GEMM path: the tile shrinks
-	 * with the budget and cuBLAS may sum in another order, so near-ties only) */
-	EngineResult st = run_engine(x, s.n, s.d, s.k, init, PGKM_DEVICE_GPU, 15, (int64_t) s.n * 4 + (4 << 20));
+	 * with the budget and cuBLAS may sum in another order, so near-ties only);
+	 * the budget leaves ~4 MB of chunks beside the labels and centroid copies */
+	EngineResult st = run_engine(x, s.n, s.d, s.k, init, PGKM_DEVICE_GPU, 15,
+								 (int64_t) s.n * 4 + (4 << 20) + (int64_t) s.k * s.d * 32);	/* + centroid copies */
 	if (s.d <= 32)
 	{
 		EXPECT_EQ(st.labels, gpu15.labels);
@@ -231,7 +233,8 @@ INSTANTIATE_TEST_SUITE_P(Paths, GpuVsCpu, ::testing::Values(
 	Shape {50000, 32, 300, 0.0f},	/* dot form, k tiles */
 	Shape {60000, 40, 20, 0.0f},	/* dot form, 32 < d <= 64 */
 	Shape {30000, 200, 128, 1000.0f},	/* TILED (k <= 256), offset data */
-	Shape {30000, 200, 300, 1000.0f},	/* GEMM + sorted update, offset data */
+	Shape {30000, 200, 300, 1000.0f},	/* GEMM (fp32) + sorted update, offset data */
+	Shape {12000, 520, 600, 100.0f},	/* GEMM 3xTF32 (d, k >= 512), offset data */
 	Shape {40000, 130, 30, 500.0f},	/* TILED, offset data, d % 4 != 0 */
 	Shape {20000, 768, 8, 0.0f}));	/* TILED, large d */
 
@@ -357,6 +360,132 @@ TEST(GpuPlugin, OneIterationTiledMatchesFp64Reference)
 	}
 }
 
+/* The plugin's assignment path for a run (debug export, not part of the ABI). */
+static std::string
+debug_path(void *h)
+{
+	static auto f = (const char *(*) (void *)) dlsym(dlopen(plugin_path(), RTLD_NOW | RTLD_NOLOAD), "pgkm_cuda_debug_path");
+	return f ? f(h) : "?";
+}
+
+/* Nearest centroid of each row in fp64 (lowest index on ties), and the
+ * relative gap to the second nearest. */
+static std::vector<int32_t>
+reference_labels(const std::vector<float> &x, int64_t n, int d, int k, const std::vector<double> &c,
+				 std::vector<double> *gap = nullptr)
+{
+	std::vector<int32_t> lab(n);
+	if (gap)
+		gap->assign(n, 0.0);
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		b1 = INFINITY, b2 = INFINITY;
+		int			bi = 0;
+		for (int j = 0; j < k; j++)
+		{
+			double		v = sq(x.data() + (size_t) i * d, c.data() + (size_t) j * d, d);
+			if (v < b1)
+			{
+				b2 = b1;
+				b1 = v;
+				bi = j;
+			}
+			else if (v < b2)
+				b2 = v;
+		}
+		lab[i] = bi;
+		if (gap)
+			(*gap)[i] = (b2 - b1) / (b1 + 1e-300);
+	}
+	return lab;
+}
+
+/* assign() against c0 on the GPU: labels, and the path that made them. */
+static std::vector<int32_t>
+gpu_labels(const std::vector<float> &x, int64_t n, int d, int k, const std::vector<double> &c0, std::string *path)
+{
+	pgkm_cuda_config cfg {};
+	cfg.deterministic = 1;
+	cfg.device_ordinal = -1;
+	void	   *h = nullptr;
+	char		err[512];
+	std::vector<int32_t> lab(n, -1);
+	std::vector<double> d2(n);
+	std::vector<int64_t> sz(k);
+	double		inertia;
+	EXPECT_EQ(api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err)), 0) << err;
+	if (!h)
+		return lab;
+	EXPECT_EQ(api()->set_centroids(h, c0.data(), err, sizeof(err)), 0) << err;
+	EXPECT_EQ(api()->assign(h, lab.data(), d2.data(), sz.data(), &inertia, err, sizeof(err)), 0) << err;
+	*path = debug_path(h);
+	api()->destroy(h);
+	return lab;
+}
+
+/*
+ * The GEMM path's 3xTF32 products (x_hi c_hi + x_hi c_lo + x_lo c_hi on the
+ * tensor cores) label like fp32 arithmetic. Uniform data with k random rows
+ * as centroids has many rows whose two nearest centroids are closer than
+ * TF32's own error; rows within 1e-5 (relative, fp64) of a tie are dropped,
+ * since there fp32 rounding decides. Negative control: one TF32 product
+ * (PGKM_CUDA_TF32=1) must get some labels wrong, so the data really tests
+ * the split; 3xTF32 (forced: by default only d, k >= 512 use it) must get
+ * none wrong, and one iteration must match the fp64 reference. Shapes:
+ * k = 1024, k = 300 at d = 300, and d > 1024 (the argmin kernel adds the
+ * rows itself).
+ */
+TEST(GpuPlugin, ThreeTf32LabelsLikeFp64)
+{
+	ASSERT_NE(api(), nullptr);
+	struct P { int64_t n; int d, k; bool force; };
+	for (P s : {P {20000, 128, 1024, false}, P {20000, 300, 300, false}, P {20000, 1100, 120, true}})
+	{
+		SCOPED_TRACE("d=" + std::to_string(s.d) + " k=" + std::to_string(s.k));
+		std::mt19937_64 g(900 + s.d);
+		std::uniform_real_distribution<float> u(0.0f, 1.0f);
+		std::vector<float> x0((size_t) s.n * s.d);
+		for (auto &v : x0)
+			v = 3.0f + u(g);
+		auto		c0 = first_rows_init(x0, s.n, s.d, s.k, 5);
+		std::vector<double> gap;
+		reference_labels(x0, s.n, s.d, s.k, c0, &gap);
+		std::vector<float> x;
+		int64_t		tight = 0;
+		for (int64_t i = 0; i < s.n; i++)
+		{
+			if (gap[i] < 1e-5)
+				continue;
+			tight += gap[i] < 1e-3;
+			x.insert(x.end(), x0.begin() + i * s.d, x0.begin() + (i + 1) * s.d);
+		}
+		const int64_t n = (int64_t) x.size() / s.d;
+		auto		ref = reference_labels(x, n, s.d, s.k, c0);
+		if (s.force)
+			setenv("PGKM_CUDA_PATH", "gemm", 1);
+		std::string path1, path3;
+		setenv("PGKM_CUDA_TF32", "1", 1);
+		auto		one = gpu_labels(x, n, s.d, s.k, c0, &path1);
+		setenv("PGKM_CUDA_TF32", "3", 1);
+		auto		lab = gpu_labels(x, n, s.d, s.k, c0, &path3);
+		int64_t		wrong1 = 0, wrong3 = 0;
+		for (int64_t i = 0; i < n; i++)
+		{
+			wrong1 += one[i] != ref[i];
+			wrong3 += lab[i] != ref[i];
+		}
+		EXPECT_EQ(path1, "gemm-tf32x1");
+		EXPECT_EQ(path3, "gemm-3xtf32");
+		EXPECT_GT(wrong1, 0) << "one TF32 product got every label right: the data does not test the split";
+		EXPECT_EQ(wrong3, 0) << "of " << n << " rows";
+		printf("    d=%d k=%d: %lld rows, %lld within 1e-3 of a tie; wrong labels: one TF32 product %lld, 3xTF32 %lld\n",
+			   s.d, s.k, (long long) n, (long long) tight, (long long) wrong1, (long long) wrong3);
+		check_one_iteration(x, n, s.d, s.k, c0);
+		unsetenv("PGKM_CUDA_TF32");
+		unsetenv("PGKM_CUDA_PATH");
+	}
+}
+
 /* Runs init + 8 iterations through the ABI; returns centroids and inertia. */
 static std::vector<double>
 plugin_run(const std::vector<float> &x, int64_t n, int d, int k, int det, int64_t limit, double *inertia,
@@ -458,19 +587,26 @@ TEST(GpuPlugin, PrivateSumsMatchGlobalAtomics)
 	}
 }
 
+/*
+ * Streamed chunks give the resident answer: bit-identical centroids where
+ * labels do not depend on chunking (fused paths; the 3xTF32 GEMM, whose tiles
+ * follow the chunks but whose products do not depend on them), inertia to
+ * 1e-6 elsewhere.
+ */
 TEST(GpuPlugin, StreamingMatchesResident)
 {
 	ASSERT_NE(api(), nullptr);
-	const int64_t n = 400000;
-	for (int d : {5, 24, 64})
+	struct P { int64_t n; int d, k; };
+	for (P s : {P {400000, 5, 30}, P {400000, 24, 30}, P {400000, 64, 30}, P {100000, 200, 300}})
 	{
-		const int	k = 30;
+		const int64_t n = s.n;
+		const int	d = s.d, k = s.k;
 		auto		x = blobs(n, d, k, 11 + d);
 		double		i1, i2;
 		/* same initial centroids (k-means++ samples fewer rows under a tiny budget) */
 		auto		a = plugin_run(x, n, d, k, 1, 0, &i1, nullptr, true);
 		auto		b = plugin_run(x, n, d, k, 1, 6 << 20, &i2, nullptr, true);	/* 6 MB: many chunks */
-		if (d <= 32)
+		if (d <= 32 || k > 256)
 		{
 			EXPECT_EQ(a, b) << "d=" << d;
 			EXPECT_NEAR(i1, i2, 1e-12 * i1) << "d=" << d;
