@@ -37,7 +37,7 @@ enum Path
 {
 	PATH_DIRECT = 0,			/* d < 16: sum((x-c)^2) in fp32, centroids in smem */
 	PATH_DOT = 1,				/* 16 <= d <= 64: ||c'||^2 - 2 x'.c' fused, smem */
-	PATH_GEMM = 2,				/* d > 64, large k: cuBLAS GEMM per row tile (3xTF32) + argmin kernel */
+	PATH_GEMM = 2,				/* d > 64, large k: cuBLAS per row tile (fp32; 3xTF32 at d, k >= 512) + argmin */
 	PATH_TILED = 3				/* 32 <= d <= 1024, k <= 256: tiled product + argmin in one
 								 * kernel, then a label-sorted update kernel (pgkm_cuda_tiled.cu) */
 };

@@ -345,7 +345,7 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 		{
 			/*
 			 * 3xTF32 where the product dominates (d, k >= 512: 10M x 768 x 1024
-			 * 262 vs 382 ms); it lost where the argmin and tiles dominate
+			 * 266 vs 382 ms); it lost where the argmin and tiles dominate
 			 * (4M x 128 x 1024: 54 vs 44 ms), bench/RESULTS.md section 8.
 			 * PGKM_CUDA_TF32=0|1|3 forces fp32 SGEMM, one TF32 product (tests
 			 * only: not fp32-accurate) or 3xTF32.
