@@ -381,6 +381,16 @@ timed_iterations(Step step, const LloydPlan &plan, LloydTime *out)
 	return true;
 }
 
+/* A plugin config on the default device, resident unless the budget says otherwise. */
+static pgkm_cuda_config
+plugin_config(int det)
+{
+	pgkm_cuda_config cfg {};
+	cfg.deterministic = det;
+	cfg.device_ordinal = -1;
+	return cfg;
+}
+
 /* The plugin's debug exports (not part of the ABI), looked up in main. */
 static const char *(*g_debug_path) (void *) = nullptr;
 
@@ -388,9 +398,7 @@ static const char *(*g_debug_path) (void *) = nullptr;
 static std::string
 default_path(const pgkm_cuda_api *api, const std::vector<float> &x, int d, int k)
 {
-	pgkm_cuda_config cfg {};
-	cfg.deterministic = 1;
-	cfg.device_ordinal = -1;
+	pgkm_cuda_config cfg = plugin_config(1);
 	void	   *r = nullptr;
 	char		err[256];
 	std::string p = "?";
@@ -417,9 +425,7 @@ time_gpu(const pgkm_cuda_api *api, int (*launches)(void *), const std::vector<fl
 	std::vector<int64_t> sz(k);
 	std::vector<int32_t> labels(plan.assign ? n : 0);
 	std::vector<double> dist2(plan.assign ? n : 0);
-	pgkm_cuda_config cfg {};
-	cfg.deterministic = det;
-	cfg.device_ordinal = -1;
+	pgkm_cuda_config cfg = plugin_config(det);
 	void	   *r = nullptr;
 	char		err[512] = "";
 	double		t0 = now();
@@ -846,6 +852,24 @@ paper_b1(const pgkm_cuda_api *api, int (*launches)(void *))
 	fflush(stdout);
 }
 
+/* Engine API options for a GPU run from k random distinct rows (seed 1), tol 0,
+ * one init: the papers' setups that run to convergence. */
+static pgkm_options
+gpu_random_options(int k, int max_iter, const char *plugin)
+{
+	pgkm_options o;
+	pgkm_options_default(&o);
+	o.k = k;
+	o.max_iter = max_iter;
+	o.tol = 0;
+	o.init = PGKM_INIT_RANDOM;
+	o.seed = 1;
+	o.n_init = 1;
+	o.device = PGKM_DEVICE_GPU;
+	o.gpu_plugin_path = plugin;
+	return o;
+}
+
 /*
  * B2: make_blobs-like d=2 k=5, exactly 300 iterations from random rows (5
  * seeds, the same 5 starts on every engine), the iteration loop timed (their
@@ -904,16 +928,7 @@ paper_b2(const pgkm_cuda_api *api, int (*launches)(void *), const char *plugin)
 		fflush(stdout);
 	}
 	/* what the engine API does with max_iter 300, tol 0 on the same data: why the ABI is driven directly */
-	pgkm_options o;
-	pgkm_options_default(&o);
-	o.k = k;
-	o.max_iter = iters;
-	o.tol = 0;
-	o.init = PGKM_INIT_RANDOM;
-	o.seed = 1;
-	o.n_init = 1;
-	o.device = PGKM_DEVICE_GPU;
-	o.gpu_plugin_path = plugin;
+	pgkm_options o = gpu_random_options(k, iters, plugin);
 	EngineRun	g = run_engine(x, 100000, d, o);
 	if (g.ok)
 		printf("  engine API (device gpu, max_iter 300, tol 0) on n=100000: %d iterations, converged=%d (stops once labels are"
@@ -943,16 +958,7 @@ paper_b5(const char *plugin)
 		for (double s2 : {0.0125, 0.15, 0.3})
 		{
 			make_gauss_blobs(x, n, d, k, 0, 1, std::sqrt(s2), 2011 + k + (uint64_t) (s2 * 1e4));
-			pgkm_options o;
-			pgkm_options_default(&o);
-			o.k = k;
-			o.max_iter = max_iter;
-			o.tol = 0;
-			o.init = PGKM_INIT_RANDOM;
-			o.seed = 1;
-			o.n_init = 1;
-			o.device = PGKM_DEVICE_GPU;
-			o.gpu_plugin_path = plugin;
+			pgkm_options o = gpu_random_options(k, max_iter, plugin);
 			EngineRun	g = run_engine(x, n, d, o);
 			if (!g.ok)
 			{

@@ -42,6 +42,17 @@ api()
 	return a;
 }
 
+/* A plugin config on the default device; deterministic sums unless det = 0. */
+static pgkm_cuda_config
+plugin_config(int det = 1, int64_t memory_limit = 0)
+{
+	pgkm_cuda_config cfg {};
+	cfg.deterministic = det;
+	cfg.device_ordinal = -1;
+	cfg.memory_limit = memory_limit;
+	return cfg;
+}
+
 /* Gaussian blobs around k random centres (returned in *centres if asked); seeded. */
 static std::vector<float>
 blobs(int64_t n, int d, int k, uint64_t seed, float spread = 1.0f, float offset = 0.0f,
@@ -248,9 +259,7 @@ static void
 check_one_iteration(const std::vector<float> &x, int64_t n, int d, int k, const std::vector<double> &c0)
 {
 	SCOPED_TRACE("n=" + std::to_string(n) + " d=" + std::to_string(d) + " k=" + std::to_string(k));
-	pgkm_cuda_config cfg {};
-	cfg.deterministic = 1;
-	cfg.device_ordinal = -1;
+	pgkm_cuda_config cfg = plugin_config();
 	void	   *h = nullptr;
 	char		err[512];
 	ASSERT_EQ(api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err)), 0) << err;
@@ -404,9 +413,7 @@ reference_labels(const std::vector<float> &x, int64_t n, int d, int k, const std
 static std::vector<int32_t>
 gpu_labels(const std::vector<float> &x, int64_t n, int d, int k, const std::vector<double> &c0, std::string *path)
 {
-	pgkm_cuda_config cfg {};
-	cfg.deterministic = 1;
-	cfg.device_ordinal = -1;
+	pgkm_cuda_config cfg = plugin_config();
 	void	   *h = nullptr;
 	char		err[512];
 	std::vector<int32_t> lab(n, -1);
@@ -491,10 +498,7 @@ static std::vector<double>
 plugin_run(const std::vector<float> &x, int64_t n, int d, int k, int det, int64_t limit, double *inertia,
 		   int32_t *found = nullptr, bool given = false)
 {
-	pgkm_cuda_config cfg {};
-	cfg.deterministic = det;
-	cfg.device_ordinal = -1;
-	cfg.memory_limit = limit;
+	pgkm_cuda_config cfg = plugin_config(det, limit);
 	void	   *h = nullptr;
 	char		err[512];
 	std::vector<double> c((size_t) k * d, -1.0);
@@ -625,9 +629,7 @@ TEST(GpuPlugin, KmeansppFindsFewerDistinctPoints)
 	for (int64_t i = 0; i < n; i++)
 		for (int j = 0; j < d; j++)
 			x[(size_t) i * d + j] = (float) ((i % 5) * 10 + j);
-	pgkm_cuda_config cfg {};
-	cfg.deterministic = 1;
-	cfg.device_ordinal = -1;
+	pgkm_cuda_config cfg = plugin_config();
 	void	   *h = nullptr;
 	char		err[512];
 	ASSERT_EQ(api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err)), 0) << err;
@@ -684,10 +686,7 @@ TEST(GpuPlugin, InterruptStopsPromptlyAndFreesMemory)
 	cudaFree(0);
 	cudaMemGetInfo(&free0, &tot);
 	int			left = 2;
-	pgkm_cuda_config cfg {};
-	cfg.deterministic = 1;
-	cfg.device_ordinal = -1;
-	cfg.memory_limit = 24 << 20;	/* streamed: several chunks per pass */
+	pgkm_cuda_config cfg = plugin_config(1, 24 << 20);	/* streamed: several chunks per pass */
 	cfg.interrupt = interrupt_after;
 	cfg.interrupt_ctx = &left;
 	void	   *h = nullptr;
@@ -714,10 +713,7 @@ TEST(GpuPlugin, OutOfMemoryIsAnError)
 	const int64_t n = 100000;
 	const int	d = 64, k = 4096;
 	auto		x = blobs(n, d, 16, 1);
-	pgkm_cuda_config cfg {};
-	cfg.deterministic = 1;
-	cfg.device_ordinal = -1;
-	cfg.memory_limit = 1 << 20;	/* less than the centroid buffers */
+	pgkm_cuda_config cfg = plugin_config(1, 1 << 20);	/* less than the centroid buffers */
 	void	   *h = nullptr;
 	char		err[512] = "";
 	EXPECT_EQ(api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err)), PGKM_ERR_NOMEM);
