@@ -126,6 +126,7 @@ struct Run
 
 	cudaStream_t s_comp = nullptr, s_copy = nullptr;
 	cudaEvent_t ev_copy[2] = {nullptr, nullptr}, ev_done[2] = {nullptr, nullptr};
+	cudaEvent_t ev_upload = nullptr;	/* the centroid upload's copies out of h_cstage/h_c64 */
 	cublasHandle_t blas = nullptr;
 
 	/* host state */
@@ -135,6 +136,7 @@ struct Run
 	bool		cent_dirty = true;
 	unsigned long long *h_acc = nullptr;	/* pinned mirror of d_acc */
 	float	   *h_cstage = nullptr; /* pinned staging for centroid upload */
+	double	   *h_c64 = nullptr;	/* pinned staging, k x d fp64 centroids */
 	size_t		allocated = 0;	/* bytes of device memory this run holds */
 	int64_t		budget = 0;
 	int			launches = 0;	/* kernel launches + copies in the last pass */

@@ -83,12 +83,17 @@ make_current(Run &r, const double *centroids)
 	r.cent_dirty = true;
 }
 
-/* Uploads the current centroids in the layouts the path needs. */
+/*
+ * Uploads the current centroids in the layouts the path needs, from pinned
+ * staging and without a synchronize: the pass queued behind it on the same
+ * stream orders it, and it saves a host round trip per iteration.
+ */
 static void
 upload_centroids(Run &r)
 {
 	const int	d = r.d, k = r.k;
 	size_t		kd = (size_t) k * d;
+	CK(cudaEventSynchronize(r.ev_upload));	/* the last upload no longer reads the staging */
 	float	   *cf = r.h_cstage;
 	float	   *bias = r.h_cstage + kd;
 	for (int c = 0; c < k; c++)
@@ -111,15 +116,9 @@ upload_centroids(Run &r)
 		(void) mdot;
 		bias[c] = (float) nrm;	/* GEMM: the resident/streamed rows are centred in place */
 	}
-	const double *c64 = r.cent.data();
-	std::vector<double> cc;
-	if (centred_copy(r))
-	{
-		cc.resize(kd);
-		for (size_t i = 0; i < kd; i++)
-			cc[i] = r.cent[i] - r.mu[i % d];
-		c64 = cc.data();
-	}
+	double	   *c64 = r.h_c64;
+	for (size_t i = 0; i < kd; i++)
+		c64[i] = centred_copy(r) ? r.cent[i] - r.mu[i % d] : r.cent[i];
 	if (r.tf32_terms == 3)
 	{
 		float	   *cf_lo = r.h_cstage + kd + k;
@@ -134,8 +133,9 @@ upload_centroids(Run &r)
 	CK(cudaMemcpyAsync(r.d_cf, cf, kd * sizeof(float), cudaMemcpyHostToDevice, r.s_comp));
 	CK(cudaMemcpyAsync(r.d_bias, bias, k * sizeof(float), cudaMemcpyHostToDevice, r.s_comp));
 	CK(cudaMemcpyAsync(r.d_c64, c64, kd * sizeof(double), cudaMemcpyHostToDevice, r.s_comp));
-	/* the staging buffer is reused next time: wait for the copies */
-	CK(cudaStreamSynchronize(r.s_comp));
+	/* the staging buffers are refilled by the next upload, which waits for this
+	 * event (normally long done: every pass ends with a stream synchronize) */
+	CK(cudaEventRecord(r.ev_upload, r.s_comp));
 	r.launches += 3;
 	r.cent_dirty = false;
 }
@@ -276,6 +276,8 @@ destroy_run(Run *r)
 		if (r->ev_done[i])
 			cudaEventDestroy(r->ev_done[i]);
 	}
+	if (r->ev_upload)
+		cudaEventDestroy(r->ev_upload);
 	if (r->s_comp)
 		cudaStreamDestroy(r->s_comp);
 	if (r->s_copy)
@@ -284,6 +286,8 @@ destroy_run(Run *r)
 		cudaFreeHost(r->h_acc);
 	if (r->h_cstage)
 		cudaFreeHost(r->h_cstage);
+	if (r->h_c64)
+		cudaFreeHost(r->h_c64);
 	if (r->registered)
 		cudaHostUnregister(const_cast<float *>(r->x));
 	cudaGetLastError();
@@ -430,6 +434,7 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 			CK(cudaEventCreateWithFlags(&r->ev_copy[i], cudaEventDisableTiming));
 			CK(cudaEventCreateWithFlags(&r->ev_done[i], cudaEventDisableTiming));
 		}
+		CK(cudaEventCreateWithFlags(&r->ev_upload, cudaEventDisableTiming));
 		r->d_labels = (int32_t *) dev_alloc(*r, n * 4);
 		r->d_cf = (float *) dev_alloc(*r, kd * 4);
 		r->d_bias = (float *) dev_alloc(*r, k * 4);
@@ -453,6 +458,7 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 		}
 		CK(cudaMallocHost((void **) &r->h_acc, (kd + k + 2) * 8));
 		CK(cudaMallocHost((void **) &r->h_cstage, (2 * kd + k) * 4));
+		CK(cudaMallocHost((void **) &r->h_c64, kd * 8));
 
 		/* pin the caller's rows for fast (and, when streaming, asynchronous) copies */
 		if (cudaHostRegister(const_cast<float *>(x), (size_t) data_bytes, cudaHostRegisterDefault) == cudaSuccess)

@@ -332,13 +332,20 @@ check_one_iteration(const std::vector<float> &x, int64_t n, int d, int k, const 
 	api()->destroy(h);
 }
 
+/*
+ * Fused paths: dot (d = 24, rows re-read in the epilogue) and direct (d = 3,
+ * rows and old labels kept in registers); run under compute-sanitizer too.
+ */
 TEST(GpuPlugin, OneIterationMatchesFp64Reference)
 {
 	ASSERT_NE(api(), nullptr);
 	const int64_t n = 50000;
-	const int	d = 24, k = 40;
-	auto		x = blobs(n, d, k, 77);
-	check_one_iteration(x, n, d, k, first_rows_init(x, n, d, k, 9));
+	for (auto [d, k] : {std::pair {24, 40}, std::pair {3, 8}})
+	{
+		SCOPED_TRACE("d=" + std::to_string(d) + " k=" + std::to_string(k));
+		auto		x = blobs(n, d, k, 77 + d);
+		check_one_iteration(x, n, d, k, first_rows_init(x, n, d, k, 9));
+	}
 }
 
 /*
