@@ -17,6 +17,7 @@ set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}; export OUT; mkdir -p "$OUT"
 status=0
 t_start=$(date +%s)
+stamp() { echo "[suite] $1 done at $(( $(date +%s) - t_start )) s (status $status)"; }
 # SKIP_ENGINE_TESTS=1 skips the engine-level GPU tests (already run by device_run.sh);
 # E2E=0 skips the SQL end-to-end benchmark and the SQL GPU checks.
 if [ "${SKIP_ENGINE_TESTS:-0}" != 1 ]; then
@@ -24,6 +25,7 @@ if [ "${SKIP_ENGINE_TESTS:-0}" != 1 ]; then
 elif [ -f .gpuhost/deps.tar.xz ] && ! ldconfig -p | grep -q libopenblas; then
   tar -C /opt -xJf .gpuhost/deps.tar.xz
 fi
+stamp "build + GPU engine tests + compute-sanitizer"
 export PATH=/usr/local/cuda/bin:$PATH
 [ -d /opt/gpudeps/lib ] && export LD_LIBRARY_PATH=/opt/gpudeps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
@@ -46,9 +48,12 @@ if bash .gpuhost/pg-up.sh .gpuhost/pg.tar.xz >"$OUT/pg-up.log" 2>&1; then
   PGUSER=postgres make PG_CONFIG=$PG_CONFIG BUILD_DIR=build-pg installcheck REGRESS="$tests" >"$OUT/installcheck.log" 2>&1 || status=1
   tail -15 "$OUT/installcheck.log"
   [ -f regression.diffs ] && cp regression.diffs "$OUT/"
+  stamp "PostgreSQL + extension build + pg_regress"
   if [ "${E2E:-1}" = 1 ]; then
     DEVICES=${E2E_DEVICES:-gpu} timeout ${E2E_TIMEOUT:-300} bash bench/gpu_sql_e2e.sh 2>&1 | tee "$OUT/sql_e2e.log" || status=1
+    stamp "SQL end to end"
     timeout ${CHECKS_TIMEOUT:-120} bash tests/gpu/sql_gpu_checks.sh 2>&1 | tee "$OUT/sql_gpu_checks.log" || status=1
+    stamp "SQL GPU checks"
   fi
 else
   cat "$OUT/pg-up.log"; status=1
@@ -59,6 +64,7 @@ if [ "${1:-}" != --no-bench ]; then
   { timeout 330 build-gpu/gpu_bench "$P" --cpu-iters 1
     timeout 200 build-gpu/gpu_bench "$P" --paths --sweep-n 4000000
     timeout 120 build-gpu/gpu_bench "$P" --papers; } 2>&1 | tee "$OUT/gpu_bench.log"
+  stamp "engine, paths and papers benchmarks"
   PYTHONUNBUFFERED=1 timeout 420 python3 bench/gpu_torch_bench.py "$P" 2>&1 | tee "$OUT/torch_bench.log"
 fi
 echo "suite status: $status ($(( $(date +%s) - t_start )) s)"
