@@ -12,7 +12,7 @@
 # (time/floor, CPU engine at 1M rows), the assignment paths side by side, the
 # seed papers' setups, and PyTorch + scikit-learn side by side.
 #   usage: bash tests/gpu/run_gpu_suite.sh [--no-bench]
-# About 13 minutes on the H100 host (16 cores), most of it benchmarks.
+# About 9-13 minutes on the H100 host (16 cores: 517 s and 728 s in two runs), most of it benchmarks.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}; export OUT; mkdir -p "$OUT"
 status=0
