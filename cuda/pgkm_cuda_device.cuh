@@ -74,6 +74,25 @@ block_sum(double v, double *sh)
 }
 
 /*
+ * v summed over the block through sh[blockDim.x] in a fixed tree order
+ * (blockDim.x a power of two), so the result is bit-identical run to run;
+ * every thread gets it. sh may be written again only after a __syncthreads.
+ */
+__device__ __forceinline__ double
+block_tree_sum(double v, double *sh)
+{
+	sh[threadIdx.x] = v;
+	__syncthreads();
+	for (int w = blockDim.x / 2; w > 0; w >>= 1)
+	{
+		if ((int) threadIdx.x < w)
+			sh[threadIdx.x] += sh[threadIdx.x + w];
+		__syncthreads();
+	}
+	return sh[0];
+}
+
+/*
  * A pass kernel's block prologue, the same for every path: the block's moved
  * counter and (if the block keeps them) its private sums start at zero. The
  * first __syncthreads of the caller orders these stores before any use.

@@ -11,6 +11,7 @@
  * remaining sample row coincides with a chosen centroid.
  */
 #include "pgkm_cuda_internal.cuh"
+#include "pgkm_cuda_device.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -54,16 +55,9 @@ kpp_blocksum_kernel(const double *mind, int64_t ns, int64_t seg, double *bsum)
 	double		s = 0;
 	for (int64_t i = lo + threadIdx.x; i < hi; i += KB)
 		s += mind[i];
-	sh[threadIdx.x] = s;
-	__syncthreads();
-	for (int w = KB / 2; w > 0; w >>= 1)
-	{
-		if ((int) threadIdx.x < w)
-			sh[threadIdx.x] += sh[threadIdx.x + w];
-		__syncthreads();
-	}
+	s = block_tree_sum(s, sh);
 	if (threadIdx.x == 0)
-		bsum[blockIdx.x] = sh[0];
+		bsum[blockIdx.x] = s;
 }
 
 /*
@@ -127,17 +121,10 @@ kpp_potential_kernel(const float *xs, int64_t ns, int d, const double *mind, con
 	}
 	for (int l = 0; l < L; l++)
 	{
-		sh[threadIdx.x] = acc[l];
-		__syncthreads();
-		for (int w = KB / 2; w > 0; w >>= 1)
-		{
-			if ((int) threadIdx.x < w)
-				sh[threadIdx.x] += sh[threadIdx.x + w];
-			__syncthreads();
-		}
+		double		t = block_tree_sum(acc[l], sh);
 		if (threadIdx.x == 0)
-			part[(size_t) l * gridDim.x + blockIdx.x] = sh[0];
-		__syncthreads();
+			part[(size_t) l * gridDim.x + blockIdx.x] = t;
+		__syncthreads();		/* every thread has read sh[0] before the next sum writes sh */
 	}
 }
 

@@ -467,16 +467,9 @@ reduce_partials_kernel(const double *p, int64_t n, double *out)
 	double		s = 0;
 	for (int64_t i = threadIdx.x; i < n; i += 1024)
 		s += p[i];
-	sh[threadIdx.x] = s;
-	__syncthreads();
-	for (int w = 512; w > 0; w >>= 1)
-	{
-		if ((int) threadIdx.x < w)
-			sh[threadIdx.x] += sh[threadIdx.x + w];
-		__syncthreads();
-	}
+	s = block_tree_sum(s, sh);
 	if (threadIdx.x == 0)
-		*out = sh[0];
+		*out = s;
 }
 
 /* max |x| over count floats: non-negative floats order like their bit patterns. */

@@ -109,15 +109,25 @@ void expect_canceled_promptly(const Outcome &o, double t_cancel, pqxx::connectio
 }
 
 double g_first_iteration_s = -1;	/* measured by DuringIterations */
+
+/* Each cancel test's session: progress lines on (they tell the phase), notices logged. */
+class Cancel : public ::testing::Test
+{
+protected:
+	pqxx::connection c {""};
+	NoticeLog log {c};
+	int pid = 0;
+
+	void SetUp() override
+	{
+		exec(c, "SET client_min_messages = info");
+		pid = c.backendpid();
+	}
+};
 }  // namespace
 
-TEST(Cancel, DuringIterations)
+TEST_F(Cancel, DuringIterations)
 {
-	pqxx::connection c("");
-	NoticeLog log(c);
-	exec(c, "SET client_min_messages = info");
-	const int pid = c.backendpid();
-
 	auto t0 = Clock::now();
 	double t_cancel;
 	/* Wait for the first iteration, then let it run 0.5 s more. */
@@ -136,7 +146,7 @@ TEST(Cancel, DuringIterations)
 	expect_canceled_promptly(o, t_cancel, c, pid);
 }
 
-TEST(Cancel, DuringScan)
+TEST_F(Cancel, DuringScan)
 {
 	/*
 	 * k = 2 and one iteration: nearly all the time is spent reading the table.
@@ -146,11 +156,6 @@ TEST(Cancel, DuringScan)
 	 */
 	const std::string query =
 		"SELECT count(*) FROM kmeans('pgkm_itest.big', ARRAY['v'], 2, max_iter => 1, seed => 1)";
-	pqxx::connection c("");
-	NoticeLog log(c);
-	exec(c, "SET client_min_messages = info");
-	const int pid = c.backendpid();
-
 	auto tc = Clock::now();
 	exec(c, query);
 	const double init_at = log.first("pg_kmeans run 1/1 init", tc);
@@ -174,14 +179,9 @@ TEST(Cancel, DuringScan)
 	expect_canceled_promptly(o, t_cancel, c, pid);
 }
 
-TEST(Cancel, DuringInit)
+TEST_F(Cancel, DuringInit)
 {
 	/* k-means++ seeding of 256 centres over 1M rows: cancel 1 s in, after the scan. */
-	pqxx::connection c("");
-	NoticeLog log(c);
-	exec(c, "SET client_min_messages = info");
-	const int pid = c.backendpid();
-
 	auto t0 = Clock::now();
 	double t_cancel;
 	Outcome o = run_and_cancel(c,
