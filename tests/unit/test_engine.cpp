@@ -4,7 +4,9 @@
  * Lloyd written here (scikit-learn 1.2 semantics), invariants, determinism,
  * policies, interrupts, argument errors and GPU-plugin failure paths.
  */
-#include "engine_internal.h"
+#include "device.h"
+#include "internal_hooks.h"
+#include "thread_pool.h"
 #include "pgkm_engine.h"
 
 #include <gtest/gtest.h>
@@ -875,7 +877,7 @@ TEST(DistancePaths, DirectArgminTiesGoToTheLowestIndex)
 						: (double) (gen() % 9) - 4.0 + (gen() % 2) * 0.5;
 			std::vector<double> mean(d, 0.0);
 			pgkm::ThreadPool pool(2, nullptr, nullptr);
-			auto		be = pgkm::make_cpu_backend(x.data(), n, d, k, mean.data(), 1.0, &pool);
+			auto		be = pgkm::make_cpu_device(x.data(), n, d, k, mean.data(), &pool);
 			be->set_centroids(c.data(), k);
 			std::vector<int32_t> labels(n, -1);
 			std::vector<double> dist2(n);
