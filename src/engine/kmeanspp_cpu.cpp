@@ -40,7 +40,7 @@ sqdist_f(const float *a, const float *b, int32_t d)
  * order exactly as sqdist_f does (no FMA in either clone), so a lane gives the
  * same float as sqdist_f(x_row, candidate) whatever else is computed.
  */
-__attribute__((target_clones("avx2", "default"))) static void
+PGKM_TARGET_CLONES static void
 kpp_dists(const float *x, int32_t d, const int32_t *rows, int64_t cnt, const float *ct,
 		  int32_t tp, float *out)
 {

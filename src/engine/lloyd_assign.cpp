@@ -121,7 +121,7 @@ direct_block(const float *xt, int32_t dd, const float *cent, int32_t k, int32_t 
  * partial block repeat the last row. Compiled for AVX2 and a baseline, picked
  * at load time; neither contracts to FMA, so both give the same floats.
  */
-__attribute__((target_clones("avx2", "default"))) static void
+PGKM_TARGET_CLONES static void
 direct_argmin(const float *x, int64_t rows, int32_t d, const float *cent, int32_t k,
 			  float *xt, int32_t *out)
 {
