@@ -55,6 +55,7 @@ run_engine(const std::vector<float> &x, int32_t d, const pgkm_options &o, pgkm_i
 		{
 			r.status = PGKM_ERR_INTERNAL;
 			r.err = "pgkm_run_create failed but returned a run: " + r.err;
+			pgkm_run_free(h);
 		}
 		return r;
 	}
