@@ -92,6 +92,9 @@ typedef struct PgkmData
 	float	   *x;				/* n x d row-major */
 	ItemPointerData *tids;		/* n, or NULL when not requested */
 	int64		n_skipped_null; /* rows skipped for a NULL feature */
+	double	   *shift;			/* d, or NULL (0): x = float((value - shift) * 2^scale_log2) */
+	int32		scale_log2;
+	int64		distinct_rows;	/* distinct rows in fp64, counted up to k */
 	char	   *relname;		/* schema-qualified, quoted where needed */
 } PgkmData;
 

@@ -8,6 +8,7 @@
 #include "driver.h"
 #include "errors.h"
 #include "gpu_plugin.h"
+#include "nearest.h"
 #include "thread_pool.h"
 #include "util.h"
 
@@ -38,6 +39,8 @@ pgkm_options_default(pgkm_options *opt)
 	opt->deterministic = 1;
 	opt->gpu_plugin_path = nullptr;
 	opt->gpu_memory_limit = 0;
+	opt->shift = nullptr;
+	opt->scale_log2 = 0;
 }
 
 /* Argument checks that need no data pass. */
@@ -155,6 +158,7 @@ pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
 	b += (dn / 65536 + 1) * dd * 8; /* statistics partials */
 	b += (dn / 64 + 1) * 8;		/* per-chunk inertia */
 	b += threads * (8 << 20);	/* thread stacks (virtual, counted anyway) */
+	b += dd * 8 * 2;			/* the shift and the column means */
 	return (int64_t) std::ceil(b);
 }
 
@@ -177,24 +181,8 @@ pgkm_nearest(const double *centroids, int32_t k, int32_t d, const double *x, dou
 {
 	if (!centroids || !x || k < 1 || d < 1)
 		return -1;
-	int32_t		best = 0;
-	double		bd = std::numeric_limits<double>::infinity();
-	for (int32_t c = 0; c < k; c++)
-	{
-		double		s = 0;
-		const double *cc = centroids + (size_t) c * d;
-		for (int32_t j = 0; j < d; j++)
-		{
-			double		t = x[j] - cc[j];
-			s += t * t;
-		}
-		if (s < bd)
-		{
-			bd = s;
-			best = c;
-		}
-	}
+	const int32_t best = nearest_centroid(centroids, k, d, x);
 	if (dist2)
-		*dist2 = bd;
+		*dist2 = squared_distance(x, centroids + (size_t) best * d, d);
 	return best;
 }

@@ -38,22 +38,33 @@ static constexpr double SPLIT_EPS = 1.0 / 1024.0;
 
 pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt,
 				   pgkm_interrupt_fn interrupt, void *interrupt_ctx)
-	: x_(x), n_(n), d_(d), opt_(opt), interrupt_(interrupt), interrupt_ctx_(interrupt_ctx)
+	: x_(x), n_(n), d_(d), opt_(opt), interrupt_(interrupt), interrupt_ctx_(interrupt_ctx),
+	  units_(opt.shift, opt.scale_log2, d)
 {
 	if (opt.init == PGKM_INIT_GIVEN)
 	{
 		size_t		kd = (size_t) opt.k * d;
-		given_.assign(opt.initial_centroids, opt.initial_centroids + kd);
+		const double limit = max_safe_abs(d);
+		given_.resize(kd);
 		for (size_t i = 0; i < kd; i++)
-			if (!std::isfinite(given_[i]))
+		{
+			const double v = opt.initial_centroids[i];
+			if (!std::isfinite(v))
 				throw EngineError(PGKM_ERR_INVALID,
 								  fmt("initial centroid %d feature %d is not finite",
 									  (int) (i / d), (int) (i % d)));
+			given_[i] = units_.to_engine(v, (int32_t) (i % d));
+			if (!(std::fabs(given_[i]) <= limit))
+				throw EngineError(PGKM_ERR_INVALID,
+								  fmt("initial centroid %d feature %d (%g) is too far from the data for single-precision distances",
+									  (int) (i / d), (int) (i % d), v));
+		}
 		n_runs_ = 1;			/* like sklearn: several runs from one start are pointless */
 	}
 	else
 		n_runs_ = opt.n_init;
 	opt_.initial_centroids = nullptr;
+	opt_.shift = nullptr;		/* kept in units_ */
 	opt_.gpu_plugin_path = nullptr;	/* not kept: the caller's string may go away */
 	pool_.reset(new ThreadPool(resolve_threads(opt.n_threads), interrupt, interrupt_ctx));
 	DataStats	stats = data_statistics(x, n, d, pool_.get());
@@ -190,7 +201,7 @@ pgkm_run::fill_progress(pgkm_progress *p, int32_t iteration, double inertia, int
 		return;
 	p->run = run_;
 	p->iteration = iteration;
-	p->inertia = inertia;
+	p->inertia = units_.squared(inertia);
 	p->moved = moved;
 	p->elapsed_s = clock_.seconds();
 }
@@ -315,6 +326,41 @@ pgkm_run::step_final(pgkm_progress *progress)
 	finish();
 }
 
+/*
+ * The result in the caller's units, in fp64: coordinates unshifted and
+ * unscaled, distances and squared sums unscaled (exact powers of two). A
+ * value beyond double's range is an error, never an infinity.
+ */
+void
+pgkm_run::to_callers_units()
+{
+	const int32_t d = d_;
+	for (int64_t i = 0; i < n_; i++)
+		best_.dist[i] = units_.distance(std::sqrt(best_.dist[i]));
+	for (double &v : best_cluster_inertia_)
+		v = units_.squared(v);
+	best_.inertia = units_.squared(best_.inertia);
+	for (std::vector<double> *m : {&best_.centers, &best_.init_centers})
+		for (size_t i = 0; i < m->size(); i++)
+		{
+			(*m)[i] = units_.coordinate((*m)[i], (int32_t) (i % d));
+			if (!std::isfinite((*m)[i]))
+				throw EngineError(PGKM_ERR_RANGE, "a centroid is beyond the range of double precision");
+		}
+	for (int64_t i = 0; i < n_; i++)
+		if (!std::isfinite(best_.dist[i]))
+			throw EngineError(PGKM_ERR_RANGE,
+							  fmt("the distance of row %lld (0-based) to its centroid is beyond the range of double precision",
+								  (long long) i));
+	for (double v : best_cluster_inertia_)
+		if (!std::isfinite(v))
+			throw EngineError(PGKM_ERR_RANGE,
+							  "a cluster's sum of squared distances is beyond the range of double precision");
+	if (!std::isfinite(best_.inertia))
+		throw EngineError(PGKM_ERR_RANGE,
+						  "the inertia (sum of squared distances) is beyond the range of double precision");
+}
+
 /* Per-cluster inertia (in row order) and Euclidean distances; frees what the result does not need. */
 void
 pgkm_run::finish()
@@ -322,8 +368,7 @@ pgkm_run::finish()
 	best_cluster_inertia_.assign(best_.k, 0.0);
 	for (int64_t i = 0; i < n_; i++)
 		best_cluster_inertia_[best_.labels[i]] += best_.dist[i];
-	for (double &v : best_.dist)
-		v = std::sqrt(v);
+	to_callers_units();
 	std::vector<int32_t>().swap(cur_.labels);
 	std::vector<double>().swap(cur_.dist);
 	device_.reset();

@@ -10,6 +10,7 @@
 #include "device.h"
 #include "pgkm_engine.h"
 #include "thread_pool.h"
+#include "units.h"
 #include "util.h"
 
 #include <memory>
@@ -64,6 +65,7 @@ private:
 	void		step_iterate(pgkm_progress *progress);
 	void		step_final(pgkm_progress *progress);
 	void		finish();
+	void		to_callers_units();
 	int32_t		repair_empty_clusters();
 	void		drop_empty_clusters();
 	void		fill_progress(pgkm_progress *p, int32_t iteration, double inertia,
@@ -76,7 +78,8 @@ private:
 	pgkm_options opt_;
 	pgkm_interrupt_fn interrupt_;
 	void	   *interrupt_ctx_;
-	std::vector<double> given_;	/* INIT_GIVEN centroids */
+	pgkm::Units units_;			/* the caller's units: results are converted back */
+	std::vector<double> given_;	/* INIT_GIVEN centroids, in the engine's units */
 	pgkm::Stopwatch clock_;
 
 	/* what every run of n_init shares */
