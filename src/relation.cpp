@@ -212,9 +212,52 @@ pgkm_member_relations(Relation rel, bool *all_heap)
 }
 
 /*
+ * Where each used column lies in a heap tuple that has no NULLs: the
+ * attribute offsets up to the first variable-width attribute, aligned as
+ * heap_fill_tuple aligns them. Why: add_row_from_tuple then reads a row of
+ * fixed-width columns without deforming it. Numeric and array columns, or
+ * a column behind a variable-width one, turn the tuple path off.
+ */
+static void
+find_tuple_offsets(PgkmScan *s, Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			maxatt = 0;
+	int			off = 0;
+
+	s->tuple_offsets = s->array_col < 0;
+	s->all_float4 = s->array_col < 0;
+	for (int i = 0; i < s->ncols; i++)
+	{
+		s->cols[i].tuple_off = -1;
+		maxatt = Max(maxatt, s->cols[i].attnum);
+		if (s->cols[i].kind != PGKM_COL_FLOAT4)
+			s->all_float4 = false;
+		if (s->cols[i].kind == PGKM_COL_NUMERIC)
+			s->tuple_offsets = false;
+	}
+	for (int a = 0; a < maxatt && a < desc->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+
+		if (att->attlen <= 0)
+			break;
+		off = att_align_nominal(off, att->attalign);
+		for (int i = 0; i < s->ncols; i++)
+			if (s->cols[i].attnum == a + 1)
+				s->cols[i].tuple_off = off;
+		off += att->attlen;
+	}
+	for (int i = 0; i < s->ncols; i++)
+		if (s->cols[i].tuple_off < 0)
+			s->tuple_offsets = false;
+}
+
+/*
  * Find the requested columns in one member of the tree by name: a child's
- * column numbers differ from its parent's (its own columns, dropped ones).
- * The types are those of the parent, which inheritance keeps identical.
+ * column numbers differ from its parent's (its own columns, dropped ones),
+ * and so do their places in its tuples. The types are those of the parent,
+ * which inheritance keeps identical.
  */
 void
 pgkm_member_columns(PgkmScan *s, Relation member)
@@ -228,6 +271,7 @@ pgkm_member_columns(PgkmScan *s, Relation member)
 			elog(ERROR, "column \"%s\" not found in relation \"%s\"",
 				 s->cols[i].name, RelationGetRelationName(member));
 	}
+	find_tuple_offsets(s, member);
 }
 
 /*

@@ -512,48 +512,6 @@ add_row_from_tuple(PgkmScan *s, HeapTuple tup, int maxatt)
 }
 
 /*
- * Where each used column lies in a heap tuple that has no NULLs: the
- * attribute offsets up to the first variable-width attribute, aligned as
- * heap_fill_tuple aligns them. Why: add_row_from_tuple then reads a row of
- * fixed-width columns without deforming it. Numeric and array columns, or
- * a column behind a variable-width one, turn the tuple path off.
- */
-static void
-compute_tuple_offsets(PgkmScan *s, Relation rel)
-{
-	TupleDesc	desc = RelationGetDescr(rel);
-	int			maxatt = 0;
-	int			off = 0;
-
-	s->tuple_offsets = s->array_col < 0;
-	s->all_float4 = s->array_col < 0;
-	for (int i = 0; i < s->ncols; i++)
-	{
-		s->cols[i].tuple_off = -1;
-		maxatt = Max(maxatt, s->cols[i].attnum);
-		if (s->cols[i].kind != PGKM_COL_FLOAT4)
-			s->all_float4 = false;
-		if (s->cols[i].kind == PGKM_COL_NUMERIC)
-			s->tuple_offsets = false;
-	}
-	for (int a = 0; a < maxatt && a < desc->natts; a++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, a);
-
-		if (att->attlen <= 0)
-			break;
-		off = att_align_nominal(off, att->attalign);
-		for (int i = 0; i < s->ncols; i++)
-			if (s->cols[i].attnum == a + 1)
-				s->cols[i].tuple_off = off;
-		off += att->attlen;
-	}
-	for (int i = 0; i < s->ncols; i++)
-		if (s->cols[i].tuple_off < 0)
-			s->tuple_offsets = false;
-}
-
-/*
  * Rows from here on come from table tableoid. Why runs and not an oid per
  * row: the tables are read one after the other, so a handful of runs
  * describe millions of rows.
@@ -595,7 +553,6 @@ pgkm_scan_direct(PgkmScan *s, Relation rel)
 	bool		tuple_path;
 
 	pgkm_member_columns(s, rel);
-	compute_tuple_offsets(s, rel);
 	pgkm_scan_note_table(s, RelationGetRelid(rel));
 	for (int i = 0; i < s->ncols; i++)
 	{
