@@ -39,7 +39,6 @@ scan_query(PgkmScan *s, Relation rel)
 	bool		with_tid = s->need_tids ||
 		pgkm_may_select_column(relid, SelfItemPointerAttributeNumber);
 	int			first = (with_table ? 1 : 0) + (with_tid ? 1 : 0) + 1;
-	int64		seen = 0;
 
 	for (int i = 0; i < s->ncols; i++)
 		s->val_index[i] = i;
@@ -82,7 +81,7 @@ scan_query(PgkmScan *s, Relation rel)
 			}
 			for (int i = 0; i < s->ncols; i++)
 				s->vals[i] = SPI_getbinval(tup, desc, first + i, &s->nulls[i]);
-			pgkm_scan_add_values(s, s->vals, s->nulls, tid, ++seen);
+			pgkm_scan_add_values(s, s->vals, s->nulls, tid);
 		}
 		SPI_freetuptable(SPI_tuptable);
 		CHECK_FOR_INTERRUPTS();

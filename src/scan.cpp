@@ -413,15 +413,15 @@ add_row(PgkmScan *s, const Datum *vals, const bool *nulls, ItemPointer tid)
 }
 
 /*
- * Every PGKM_INTERRUPT_ROWS rows: check for interrupts, and empty the row
- * context if a detoast or numeric conversion used it (ten million rows
- * must not leave ten million allocations behind; fixed-width columns never
- * allocate, so they never pay for the reset).
+ * Every PGKM_INTERRUPT_ROWS rows (of all tables together): check for
+ * interrupts, and empty the row context if a detoast or numeric conversion
+ * used it (ten million rows must not leave ten million allocations behind;
+ * fixed-width columns never allocate, so they never pay for the reset).
  */
 static inline void
-after_rows(PgkmScan *s, int64 seen)
+after_rows(PgkmScan *s)
 {
-	if (seen % PGKM_INTERRUPT_ROWS == 0)
+	if (++s->seen % PGKM_INTERRUPT_ROWS == 0)
 	{
 		if (s->rowcxt_dirty)
 		{
@@ -549,9 +549,9 @@ pgkm_scan_direct(PgkmScan *s, Relation rel)
 	TupleTableSlot *slot;
 	TableScanDesc scan;
 	int			maxatt = 0;
-	int64		seen = 0;
 	bool		tuple_path;
 
+	CHECK_FOR_INTERRUPTS();		/* a tree may hold thousands of tiny tables */
 	pgkm_member_columns(s, rel);
 	pgkm_scan_note_table(s, RelationGetRelid(rel));
 	for (int i = 0; i < s->ncols; i++)
@@ -571,7 +571,7 @@ pgkm_scan_direct(PgkmScan *s, Relation rel)
 			slot_getsomeattrs(slot, maxatt);
 			add_row(s, slot->tts_values, slot->tts_isnull, &slot->tts_tid);
 		}
-		after_rows(s, ++seen);
+		after_rows(s);
 	}
 	table_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
@@ -579,12 +579,12 @@ pgkm_scan_direct(PgkmScan *s, Relation rel)
 
 /*
  * One row of the query path: vals/nulls in column order, tid NULL when the
- * query could not select ctid; seen counts the rows so far.
+ * query could not select ctid.
  */
 void
 pgkm_scan_add_values(PgkmScan *s, const Datum *vals, const bool *nulls,
-					 ItemPointer tid, int64 seen)
+					 ItemPointer tid)
 {
 	add_row(s, vals, nulls, tid);
-	after_rows(s, seen);
+	after_rows(s);
 }

@@ -39,6 +39,7 @@ typedef struct PgkmScan
 	int64		ready;			/* rows whose pages are faulted in (<= cap) */
 	int64		n_est;			/* rows estimated from the relations' sizes */
 	int64		n_skipped;
+	int64		seen;			/* rows read so far, usable or not, all tables */
 	PgkmTableRun *tables;		/* which table each row came from (need_tids) */
 	int32		ntables;
 	int32		tables_cap;
@@ -62,7 +63,7 @@ extern int64 pgkm_estimate_rows(Relation rel);
 /* scan.cpp */
 extern void pgkm_scan_direct(PgkmScan *s, Relation rel);
 extern void pgkm_scan_add_values(PgkmScan *s, const Datum *vals, const bool *nulls,
-								 ItemPointer tid, int64 seen);
+								 ItemPointer tid);
 extern void pgkm_scan_note_table(PgkmScan *s, Oid tableoid);
 
 /* buffer.cpp */
