@@ -134,7 +134,7 @@ emit_label_rows(ReturnSetInfo *rsinfo, const PgkmClustering *c)
 	bool		fixed = (desc->natts == 4);
 	const Oid	types[4] = {TIDOID, INT4OID, FLOAT8OID, OIDOID};
 	int32		run = -1;
-	int64		next_run = 0;	/* first row of run + 1 */
+	int64		next_run = 0;	/* first row of the next run */
 	Oid			tableoid = InvalidOid;
 	HeapTuple	row = NULL;
 	char	   *tup = NULL;
