@@ -53,11 +53,11 @@ CREATE FUNCTION kmeans(
     method text DEFAULT 'lloyd', max_iter integer DEFAULT 300,
     tol double precision DEFAULT 1e-4, init text DEFAULT 'k-means++',
     n_init integer DEFAULT 1, seed bigint DEFAULT 0, device text DEFAULT 'auto')
-RETURNS TABLE (ctid tid, cluster integer, distance double precision)
+RETURNS TABLE (ctid tid, cluster integer, distance double precision, tableoid oid)
 AS 'MODULE_PATHNAME', 'pgkm_kmeans'
 LANGUAGE C STRICT VOLATILE SECURITY INVOKER PARALLEL UNSAFE;
 COMMENT ON FUNCTION kmeans(regclass, text[], integer, text, integer, double precision, text, integer, bigint, text)
-    IS 'k-means labels: one row per clustered row (ctid, 0-based cluster, Euclidean distance to its centroid)';
+    IS 'k-means labels: one row per clustered row (ctid, 0-based cluster, Euclidean distance to its centroid, the row''s table: join back on tableoid and ctid)';
 
 CREATE FUNCTION kmeans_centroids(
     relation regclass, columns text[], k integer,
