@@ -23,7 +23,8 @@ extern "C"
  * The query path. Column names are quoted with quote_identifier, never
  * spliced raw. Without ONLY: the query returns the rows of the whole tree,
  * like the direct path. tableoid and ctid are selected when kmeans()
- * returns them; otherwise only where the caller may select them anyway,
+ * returns them (tableoid only for a tree: a lone table's is the OID the
+ * caller passed); otherwise only where the caller may select them anyway,
  * so that an error can still name the row (a role allowed SELECT (x) must
  * be able to cluster x, as SELECT x works for it).
  */
@@ -33,9 +34,8 @@ scan_query(PgkmScan *s, Relation rel)
 	StringInfoData q;
 	Portal		portal;
 	Oid			relid = RelationGetRelid(rel);
-	bool		with_table = s->need_tids ||
-		(rel->rd_rel->relhassubclass &&
-		 pgkm_may_select_column(relid, TableOidAttributeNumber));
+	bool		with_table = rel->rd_rel->relhassubclass &&
+		(s->need_tids || pgkm_may_select_column(relid, TableOidAttributeNumber));
 	bool		with_tid = s->need_tids ||
 		pgkm_may_select_column(relid, SelfItemPointerAttributeNumber);
 	int			first = (with_table ? 1 : 0) + (with_tid ? 1 : 0) + 1;

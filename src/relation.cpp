@@ -155,6 +155,8 @@ pgkm_may_select_column(Oid relid, AttrNumber attnum)
  * The executor's check for SELECT [tableoid, ctid,] <columns> FROM rel: the
  * table privilege, else every used column; on the named relation only (its
  * inheritance children are not checked, as in SELECT). Same error too.
+ * tableoid counts only for a tree: a lone table's tableoid is the OID the
+ * caller passed, so returning it reveals nothing SELECT would hide.
  */
 void
 pgkm_check_select(PgkmScan *s, Relation rel)
@@ -165,7 +167,8 @@ pgkm_check_select(PgkmScan *s, Relation rel)
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK)
 		return;
 	ok = !s->need_tids ||
-		(pgkm_may_select_column(relid, TableOidAttributeNumber) &&
+		((!rel->rd_rel->relhassubclass ||
+		  pgkm_may_select_column(relid, TableOidAttributeNumber)) &&
 		 pgkm_may_select_column(relid, SelfItemPointerAttributeNumber));
 	for (int i = 0; ok && i < s->ncols; i++)
 		ok = pgkm_may_select_column(relid, s->cols[i].attnum);
