@@ -63,7 +63,15 @@ ROLLBACK;
 BEGIN READ ONLY;
 SELECT kmeans_revoke_model('regress_m', 'public');
 ROLLBACK;
--- Reading works there.
+-- The same in parallel mode: here inside a function that claims to be
+-- parallel safe.
+CREATE FUNCTION regress_lying_fit() RETURNS integer LANGUAGE sql PARALLEL SAFE
+  AS $$ SELECT k FROM kmeans_fit('regress_par', 'm_pts', ARRAY['x', 'y'], 2) $$;
+SET force_parallel_mode = regress;
+SELECT regress_lying_fit();
+RESET force_parallel_mode;
+DROP FUNCTION regress_lying_fit();
+-- Reading works in a read-only transaction.
 BEGIN READ ONLY;
 SELECT kmeans_predict('regress_m', ARRAY[0, 0]::float8[]) = kmeans_predict('regress_m', ARRAY[1, 1]::float8[]) AS same;
 SELECT count(*) FROM kmeans_model_centroids('regress_m');
