@@ -36,6 +36,14 @@ FROM (VALUES (ARRAY[-5, -5]::float8[]), (ARRAY[4, 4]), (ARRAY[6, 6]), (ARRAY[100
 SELECT kmeans_predict('regress_m', ARRAY[1, NULL]::float8[]) IS NULL AS null_feature;
 SELECT kmeans_predict('regress_m', NULL) IS NULL AS null_array;
 
+-- The model is read once per statement, not once per row (reading it scans
+-- the store a few times, depending on the plan).
+BEGIN;
+SELECT count(kmeans_predict('regress_m', ARRAY[i, i]::float8[])) FROM generate_series(1, 1000) i;
+SELECT seq_scan + coalesce(idx_scan, 0) < 100 AS read_once
+FROM pg_stat_xact_user_tables WHERE relname = 'kmeans_model_store';
+COMMIT;
+
 -- Predict errors.
 SELECT kmeans_predict('regress_m', ARRAY[1, 2, 3]::float8[]);
 SELECT kmeans_predict('regress_m', ARRAY[]::float8[]);

@@ -165,37 +165,74 @@ pgkm_kmeans_fit(PG_FUNCTION_ARGS)
 }
 
 /*
- * A model as kmeans_predict() keeps it in fn_extra, with what it was read
- * under. Why the snapshot's completion count: a PL/pgSQL loop under READ
- * COMMITTED reuses one call site across statements, each with a new
- * snapshot that may see another session's refit, drop or revoke; equal
- * counts (and command ids) mean no transaction ended in between, so the
- * row read is still the one this snapshot sees. Within one statement the
- * snapshot stays, so the model is read once, not per row.
+ * What an MVCC snapshot sees: two snapshots of one transaction with the
+ * same xmin, xmax, in-progress transactions and command id see the same
+ * rows. Why compare contents: a PL/pgSQL loop under READ COMMITTED reuses
+ * one kmeans_predict call site across statements, each with a new snapshot
+ * that may see another session's refit, drop or revoke, and a new snapshot
+ * may be allocated where the old one was.
+ */
+typedef struct SnapshotSeen
+{
+	TransactionId xmin;
+	TransactionId xmax;
+	CommandId	curcid;
+	bool		suboverflowed;
+	uint32		xcnt;
+	int32		subxcnt;
+	TransactionId *xids;		/* xip, then subxip */
+} SnapshotSeen;
+
+static bool
+snapshot_sees_same(const SnapshotSeen *seen, Snapshot snap)
+{
+	return snap->snapshot_type == SNAPSHOT_MVCC &&
+		seen->xmin == snap->xmin && seen->xmax == snap->xmax &&
+		seen->curcid == snap->curcid && seen->suboverflowed == snap->suboverflowed &&
+		seen->xcnt == snap->xcnt && seen->subxcnt == snap->subxcnt &&
+		memcmp(seen->xids, snap->xip, sizeof(TransactionId) * snap->xcnt) == 0 &&
+		memcmp(seen->xids + snap->xcnt, snap->subxip,
+			   sizeof(TransactionId) * Max(snap->subxcnt, 0)) == 0;
+}
+
+static void
+snapshot_remember(SnapshotSeen *seen, Snapshot snap, MemoryContext cxt)
+{
+	int32		subxcnt = Max(snap->subxcnt, 0);
+
+	seen->xmin = snap->xmin;
+	seen->xmax = snap->xmax;
+	seen->curcid = snap->curcid;
+	seen->suboverflowed = snap->suboverflowed;
+	seen->xcnt = snap->xcnt;
+	seen->subxcnt = snap->subxcnt;
+	seen->xids = (TransactionId *)
+		MemoryContextAlloc(cxt, sizeof(TransactionId) * Max(snap->xcnt + subxcnt, 1));
+	memcpy(seen->xids, snap->xip, sizeof(TransactionId) * snap->xcnt);
+	memcpy(seen->xids + snap->xcnt, snap->subxip, sizeof(TransactionId) * subxcnt);
+}
+
+/*
+ * A model as kmeans_predict() keeps it in fn_extra, with who read it under
+ * which snapshot: within one statement the snapshot stays, so the model is
+ * read once, not per row.
  */
 typedef struct PredictCache
 {
 	char	   *name;
 	LocalTransactionId lxid;
 	Oid			userid;
-	CommandId	curcid;
-	uint64		completions;
+	SnapshotSeen seen;
 	PgkmModel	m;
 } PredictCache;
 
 static bool
 predict_cache_current(const PredictCache *cache, text *model)
 {
-	Snapshot	snap;
-
-	if (cache == NULL || !ActiveSnapshotSet())
-		return false;
-	snap = GetActiveSnapshot();
-	return snap->snapXactCompletionCount != 0 &&
-		cache->completions == snap->snapXactCompletionCount &&
-		cache->curcid == snap->curcid &&
+	return cache != NULL && ActiveSnapshotSet() &&
 		cache->lxid == MyProc->lxid &&
 		cache->userid == GetUserId() &&
+		snapshot_sees_same(&cache->seen, GetActiveSnapshot()) &&
 		strlen(cache->name) == VARSIZE_ANY_EXHDR(model) &&
 		memcmp(cache->name, VARDATA_ANY(model), VARSIZE_ANY_EXHDR(model)) == 0;
 }
@@ -228,12 +265,12 @@ pgkm_kmeans_predict(PG_FUNCTION_ARGS)
 	if (!predict_cache_current(cache, model))
 	{
 		MemoryContext fcxt = fcinfo->flinfo->fn_mcxt;
-		Snapshot	snap = ActiveSnapshotSet() ? GetActiveSnapshot() : NULL;
 
 		fcinfo->flinfo->fn_extra = NULL;	/* no half-built cache on error */
 		if (cache != NULL)
 		{
 			pfree(cache->name);
+			pfree(cache->seen.xids);
 			pfree(cache->m.centroids);
 			pfree(cache->m.sizes);
 			pfree(cache->m.cluster_inertia);
@@ -244,8 +281,13 @@ pgkm_kmeans_predict(PG_FUNCTION_ARGS)
 		cache->name = MemoryContextStrdup(fcxt, text_to_cstring(model));
 		cache->lxid = MyProc->lxid;
 		cache->userid = GetUserId();
-		cache->curcid = snap ? snap->curcid : InvalidCommandId;
-		cache->completions = snap ? snap->snapXactCompletionCount : 0;
+		if (ActiveSnapshotSet())
+			snapshot_remember(&cache->seen, GetActiveSnapshot(), fcxt);
+		else
+		{
+			cache->seen.xids = (TransactionId *) MemoryContextAlloc(fcxt, sizeof(TransactionId));
+			cache->lxid = InvalidLocalTransactionId;	/* never current */
+		}
 		fcinfo->flinfo->fn_extra = cache;
 	}
 
