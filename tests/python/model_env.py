@@ -111,3 +111,28 @@ class Background(threading.Thread):
             self.outcome = ("ok", execute(self.c, self.sql, self.args))
         except psycopg2.Error as e:
             self.outcome = ("error", e.pgcode, str(e))
+
+
+def outcome_after_commit(admin, holder, statement):
+    """Start statement (a Background), wait until it waits on holder's locks,
+    commit holder, and return the statement's outcome."""
+    statement.start()
+    wait_until_waiting(admin, statement.pid)
+    holder.commit()
+    statement.join(30)
+    return statement.outcome
+
+
+def outcome_after_change(statement, change):
+    """Start statement (a Background loop), let it run, make the change from
+    another session while it runs, and return the statement's outcome."""
+    statement.start()
+    time.sleep(0.5)
+    assert statement.outcome is None, statement.outcome
+    change()
+    statement.join(30)
+    return statement.outcome
+
+
+def failed_with(outcome, sqlstate):
+    return outcome is not None and outcome[0] == "error" and outcome[1] == sqlstate

@@ -5,14 +5,14 @@
   statement's snapshot sees: another session's committed refit (2 -> 3
   features) and revoke take effect inside the loop.
 - Two roles fitting one new name at once: the second gets 42501 and the
-  first role's model stays as fitted.
+  first role's model stays as fitted; two sessions of one role: the second
+  refits the model, leaving one token.
 - No role can block another role's fit, predict, grant or drop: whatever
   locks it may take, the owner's calls succeed under lock_timeout.
 """
-import time
-
 from conftest import report
-from model_env import Background, cluster, connect, execute, sqlstate_of, wait_until_waiting  # noqa: F401
+from model_env import (Background, cluster, connect, execute, failed_with,  # noqa: F401
+                       outcome_after_change, outcome_after_commit, sqlstate_of)
 
 FIT2 = "SELECT k FROM kmeans_fit(%s, 'pts', ARRAY['x', 'y'], 3, seed => 1)"
 FIT3 = "SELECT k FROM kmeans_fit(%s, 'pts', ARRAY['x', 'y', 'z'], 4, seed => 1)"
@@ -25,13 +25,8 @@ def test_concurrent_drop_second_gets_42704(conn, cluster):
     execute(a1, FIT2, ("m",))
     a1.autocommit = False
     execute(a1, "SELECT kmeans_drop_model('m')")
-    second = Background(a2, "SELECT kmeans_drop_model('m')")
-    second.start()
-    wait_until_waiting(conn, second.pid)
-    a1.commit()
-    second.join(10)
-    assert second.outcome is not None and second.outcome[0] == "error", second.outcome
-    assert second.outcome[1] == "42704", second.outcome
+    outcome = outcome_after_commit(conn, a1, Background(a2, "SELECT kmeans_drop_model('m')"))
+    assert failed_with(outcome, "42704"), outcome
     assert execute(connect(db), "SELECT count(*) FROM kmeans_model_store") == [(0,)]
     report("models: of two concurrent drops the second got 42704")
 
@@ -59,13 +54,10 @@ def test_predict_sees_refit_committed_during_a_loop(conn, cluster):
     alice = cluster.role("alice")
     loop_conn, refit_conn = connect(db, alice), connect(db, alice)
     execute(refit_conn, FIT2, ("refit",))
-    loop = Background(loop_conn, PREDICT_LOOP)
-    loop.start()
-    time.sleep(0.5)  # the loop has predicted with the 2-feature model many times
-    assert loop.outcome is None, loop.outcome
-    execute(refit_conn, FIT3, ("refit",))
-    loop.join(30)
-    assert loop.outcome is not None and loop.outcome[0] == "ok", loop.outcome
+    # The loop predicts with the 2-feature model many times before the refit.
+    outcome = outcome_after_change(Background(loop_conn, PREDICT_LOOP),
+                                   lambda: execute(refit_conn, FIT3, ("refit",)))
+    assert outcome is not None and outcome[0] == "ok", outcome
     report("models: a PL/pgSQL predict loop picked up a refit committed by another session")
 
 
@@ -87,14 +79,9 @@ def test_predict_loses_a_model_revoked_during_a_loop(conn, cluster):
     owner = connect(db, alice)
     execute(owner, FIT2, ("shared",))
     execute(owner, "SELECT kmeans_grant_model('shared', %s)", (bob,))
-    loop = Background(connect(db, bob), REVOKED_LOOP)
-    loop.start()
-    time.sleep(0.5)
-    assert loop.outcome is None, loop.outcome
-    execute(owner, "SELECT kmeans_revoke_model('shared', %s)", (bob,))
-    loop.join(30)
-    assert loop.outcome is not None and loop.outcome[0] == "error", loop.outcome
-    assert loop.outcome[1] == "42704", loop.outcome
+    outcome = outcome_after_change(Background(connect(db, bob), REVOKED_LOOP),
+                                   lambda: execute(owner, "SELECT kmeans_revoke_model('shared', %s)", (bob,)))
+    assert failed_with(outcome, "42704"), outcome
 
 
 def test_two_roles_fitting_one_new_name(conn, cluster):
@@ -102,18 +89,24 @@ def test_two_roles_fitting_one_new_name(conn, cluster):
     alice, eve = cluster.role("alice"), cluster.role("eve")
     a, e = connect(db, alice, autocommit=False), connect(db, eve)
     execute(a, FIT3, ("race",))  # not committed yet: Eve's pre-check sees no model
-    eves = Background(e, FIT2, ("race",))
-    eves.start()
-    wait_until_waiting(conn, eves.pid)
-    a.commit()
-    eves.join(30)
-    assert eves.outcome is not None and eves.outcome[0] == "error", eves.outcome
-    assert eves.outcome[1] == "42501", eves.outcome
+    outcome = outcome_after_commit(conn, a, Background(e, FIT2, ("race",)))
+    assert failed_with(outcome, "42501"), outcome
+    assert execute(connect(db), "SELECT owner::text, k, d FROM kmeans_models") == [(alice, 4, 3)]
+
+
+def test_one_role_fitting_one_new_name_twice(conn, cluster):
+    db = cluster.database("conc_refit_race")
+    alice = cluster.role("alice")
+    a1, a2 = connect(db, alice, autocommit=False), connect(db, alice)
+    execute(a1, FIT3, ("race",))
+    # The second fit finds the name taken once the first commits, and refits it.
+    outcome = outcome_after_commit(conn, a1, Background(a2, FIT2, ("race",)))
+    assert outcome == ("ok", [(3,)]), outcome
     admin = connect(db)
-    assert execute(admin, "SELECT owner::text, k, d FROM kmeans_models") == [(alice, 4, 3)]
-    # Eve's token was given back: she owns no large object.
+    assert execute(admin, "SELECT owner::text, k, d FROM kmeans_models") == [(alice, 3, 2)]
+    # The token the second fit made for its insert was unlinked: one model, one token.
     assert execute(admin, "SELECT count(*) FROM pg_largeobject_metadata WHERE lomowner = %s::regrole",
-                   (eve,)) == [(0,)]
+                   (alice,)) == [(1,)]
 
 
 def test_no_role_blocks_the_owner(conn, cluster):
