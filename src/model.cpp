@@ -103,7 +103,7 @@ pgkm_kmeans_fit(PG_FUNCTION_ARGS)
 
 	pgkm_store_open(fcinfo, &st);
 	if (pgkm_store_owner_of(&st, model, &owner))
-		pgkm_require_model_owner(name, owner, "replace it");
+		pgkm_require_model_owner(name, owner, "replace it", PGKM_HINT_REPLACE);
 	pgkm_store_close(&st);
 
 	c = pgkm_cluster(&args, false);
@@ -343,7 +343,7 @@ owned_model_token(PgkmStore *st, text *model, const char *action)
 
 	if (!pgkm_store_find(st, model, &token, &owner))
 		pgkm_unknown_model(name);
-	pgkm_require_model_owner(name, owner, action);
+	pgkm_require_model_owner(name, owner, action, PGKM_HINT_OWNER);
 	return token;
 }
 

@@ -141,15 +141,13 @@ pgkm_unknown_model(const char *name)
  * that inherit) and superusers, as for PostgreSQL's own objects.
  */
 void
-pgkm_require_model_owner(const char *name, Oid owner, const char *action)
+pgkm_require_model_owner(const char *name, Oid owner, const char *action, const char *hint)
 {
 	if (!has_privs_of_role(GetUserId(), owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be owner of k-means model \"%s\" to %s", name, action),
-				 strcmp(action, "replace it") == 0 ?
-				 errhint("Choose another model name, or ask its owner to drop it.") :
-				 errhint("Only its owner, members of the owner role and superusers may.")));
+				 errhint("%s", hint)));
 }
 
 bool
@@ -367,7 +365,8 @@ pgkm_store_save(PgkmStore *st, text *model, const char *columns, const char *val
 		{
 			if (pgkm_store_owner_of(st, model, &owner))
 			{
-				pgkm_require_model_owner(text_to_cstring(model), owner, "replace it");
+				pgkm_require_model_owner(text_to_cstring(model), owner, "replace it",
+										 PGKM_HINT_REPLACE);
 				n[1] = n[2] = 'n';	/* a refit keeps token, owner and grants */
 			}
 			else

@@ -93,6 +93,11 @@ extern void pgkm_token_unlink(PgkmStore *st, Oid token);
 
 /* The standard errors. */
 extern void pgkm_unknown_model(const char *name) pg_attribute_noreturn();
-extern void pgkm_require_model_owner(const char *name, Oid owner, const char *action);
+extern void pgkm_require_model_owner(const char *name, Oid owner, const char *action,
+									 const char *hint);
+
+#define PGKM_HINT_REPLACE "Choose another model name, or ask its owner to drop it."
+#define PGKM_HINT_OWNER "Only its owner, members of the owner role and superusers may."
+
 
 #endif							/* PGKM_MODEL_STORE_H */
