@@ -325,12 +325,15 @@ pgkm_report_fewer_clusters(const PgkmData *data, const pgkm_result *r)
 		return;
 	if (data->distinct_rows <= r->k)
 		ereport(NOTICE,
-				(errmsg("the data has only %d distinct points; returning %d clusters instead of %d",
-						r->k, r->k, r->k_requested)));
+				(errmsg_plural("the data has only %d distinct point; returning %d cluster instead of %d",
+							   "the data has only %d distinct points; returning %d clusters instead of %d",
+							   r->k, r->k, r->k, r->k_requested)));
 	else
 		ereport(NOTICE,
-				(errmsg("the data has %s%lld distinct points, but only %d are distinct in single precision; returning %d clusters instead of %d",
-						data->distinct_rows >= r->k_requested ? "at least " : "",
-						(long long) data->distinct_rows, r->k, r->k, r->k_requested),
+				(errmsg_plural("the data has %s%lld distinct points, but only %d is distinct in single precision; returning %d cluster instead of %d",
+							   "the data has %s%lld distinct points, but only %d are distinct in single precision; returning %d clusters instead of %d",
+							   r->k,
+							   data->distinct_rows >= r->k_requested ? "at least " : "",
+							   (long long) data->distinct_rows, r->k, r->k, r->k_requested),
 				 errdetail("k-means computes in single precision, which resolves about 2^-24 of the largest value after centring each column; closer points coincide.")));
 }
