@@ -323,7 +323,12 @@ pgkm_report_fewer_clusters(const PgkmData *data, const pgkm_result *r)
 {
 	if (r->k >= r->k_requested)
 		return;
-	if (data->distinct_rows <= r->k)
+	if (r->unfilled_clusters > 0)
+		ereport(NOTICE,
+				(errmsg("returning %d clusters instead of %d: %d stayed empty after the GPU's single-precision assignment",
+						r->k, r->k_requested, r->unfilled_clusters),
+				 errhint("Run with device => 'cpu', whose labels are exact.")));
+	else if (data->distinct_rows <= r->k)
 		ereport(NOTICE,
 				(errmsg_plural("the data has only %d distinct point; returning %d cluster instead of %d",
 							   "the data has only %d distinct points; returning %d clusters instead of %d",

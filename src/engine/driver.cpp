@@ -10,12 +10,15 @@
  *     and inertia (sklearn skips it only when strictly converged, where it
  *     gives the same labels); iterations counts the Lloyd updates done.
  * Policies (documented in the README by the glue):
- *   - empty cluster: FAISS-style split of the largest cluster (counted in
- *     empty_cluster_repairs);
- *   - fewer distinct points than k: k-means++ and random init return only
- *     as many clusters as there are distinct points (result.k < k_requested);
- *     with given centroids, clusters that cannot be filled are dropped at the
- *     end (same signal). No empty cluster is ever returned.
+ *   - empty cluster during the iterations: FAISS-style split of the largest
+ *     cluster (counted in empty_cluster_repairs);
+ *   - empty cluster after an assignment that ends a step (the
+ *     initialisation found fewer than k centroids, or the final assignment
+ *     left one empty): moved to a row far from its centroid, then every row
+ *     is assigned again (fill_empty_clusters, also counted);
+ *   - fewer clusters than k only when the data has fewer distinct points:
+ *     then every row coincides with a centroid (result.k < k_requested).
+ *     No empty cluster is ever returned.
  *   - progress.inertia of the init step is the k-means++ potential on the
  *     CPU, NaN where it is not computed (random, given, GPU k-means++).
  */
@@ -23,6 +26,7 @@
 #include "errors.h"
 #include "gpu_plugin.h"
 #include "init.h"
+#include "relocate.h"
 #include "rng.h"
 #include "stats.h"
 
@@ -161,9 +165,60 @@ pgkm_run::repair_empty_clusters()
 }
 
 /*
- * No empty cluster is returned: clusters still empty after the final
- * assignment (only possible with fewer distinct points than k) are dropped
- * and labels renumbered, so result.k < k_requested says so.
+ * After an assignment (labels, distances and sizes in cur_): while a cluster
+ * is empty, move it to a row far from that row's own centroid (one distinct
+ * row each, relocate.h) and assign every row again. Returns the inertia of
+ * the last assignment. It ends because a moved centroid keeps its row for
+ * good: the row lies at distance 0 from it, and no other centroid can be
+ * there (the row was apart from every centroid, and rows at distance 0 are
+ * never chosen again); so each round fills at least one cluster for good,
+ * and at most k rounds run (with the CPU's exact labels; the GPU's float32
+ * labels may not give a moved centroid its row, hence the bound). Clusters
+ * still empty then are dropped: when no row is apart from its centroid,
+ * every row coincides with one, so the data has exactly as many distinct
+ * points as there are non-empty clusters.
+ */
+double
+pgkm_run::fill_empty_clusters()
+{
+	const int32_t d = d_, k = cur_.k;
+	double		inertia = 0;
+	device_->assign(cur_.labels.data(), cur_.dist.data(), cur_.sizes.data(), &inertia);
+	for (int32_t round = 0; round <= k; round++)
+	{
+		std::vector<int32_t> empty;
+		for (int32_t c = 0; c < k; c++)
+			if (cur_.sizes[c] == 0)
+				empty.push_back(c);
+		if (empty.empty())
+			return inertia;
+		std::vector<int64_t> rows = farthest_distinct_rows(x_, n_, d, cur_.dist.data(),
+														   (int32_t) empty.size());
+		if (rows.empty())
+			break;				/* every row coincides with a centroid */
+		for (size_t i = 0; i < rows.size(); i++)
+			for (int32_t j = 0; j < d; j++)
+				cur_.centers[(size_t) empty[i] * d + j] = x_[rows[i] * d + j];
+		cur_.repairs += (int32_t) rows.size();
+		device_->set_centroids(cur_.centers.data(), k);
+		device_->assign(cur_.labels.data(), cur_.dist.data(), cur_.sizes.data(), &inertia);
+	}
+	for (int64_t i = 0; i < n_; i++)
+		if (cur_.dist[i] > 0)
+		{
+			/* rows remain apart: only the GPU's labels can leave a cluster empty here */
+			for (int32_t c = 0; c < k; c++)
+				cur_.unfilled += cur_.sizes[c] == 0;
+			break;
+		}
+	return inertia;
+}
+
+/*
+ * No empty cluster is returned: clusters still empty after
+ * fill_empty_clusters (fewer distinct points than k) are dropped and labels
+ * renumbered, so result.k < k_requested says so; their initial centroids
+ * go with them, so the rows kept stay paired.
  */
 void
 pgkm_run::drop_empty_clusters()
@@ -228,11 +283,32 @@ pgkm_run::step_init(pgkm_progress *progress)
 			device_->set_centroids(centers, k);
 			break;
 	}
-	cur_.k = k;
-	cur_.init_centers.assign(cur_.centers.begin(), cur_.centers.begin() + (size_t) k * d_);
 	cur_.iterations = 0;
 	cur_.repairs = 0;
+	cur_.unfilled = 0;
 	cur_.converged = false;
+	cur_.k = k;
+	if (k < opt_.k)
+	{
+		/*
+		 * Fewer centroids than k (the init ran out of distinct points among
+		 * the rows it looked at): the missing ones start as copies of the
+		 * first, which get no row (ties go to the lowest index), and are
+		 * filled like any empty cluster.
+		 */
+		for (int32_t c = k; c < opt_.k; c++)
+			std::copy(centers, centers + d_, centers + (size_t) c * d_);
+		cur_.k = opt_.k;
+		device_->set_centroids(centers, opt_.k);
+		cur_.init_centers.assign(centers, centers + (size_t) opt_.k * d_);
+		fill_empty_clusters();
+		drop_empty_clusters();
+		k = cur_.k;
+		device_->set_centroids(centers, k);
+		cur_.init_centers.assign(centers, centers + (size_t) k * d_);
+	}
+	else
+		cur_.init_centers.assign(centers, centers + (size_t) k * d_);
 	split_last_.assign(k, 0);
 	split_futile_.assign(k, 0);
 	phase_ = Phase::Iterate;
@@ -291,8 +367,7 @@ void
 pgkm_run::step_final(pgkm_progress *progress)
 {
 	const int32_t d = d_;
-	double		inertia = 0;
-	device_->assign(cur_.labels.data(), cur_.dist.data(), cur_.sizes.data(), &inertia);
+	const double inertia = fill_empty_clusters();
 	drop_empty_clusters();
 	const int32_t k = cur_.k;
 	cur_.inertia = inertia;
@@ -307,6 +382,7 @@ pgkm_run::step_final(pgkm_progress *progress)
 		best_.converged = cur_.converged;
 		best_.run = cur_.run;
 		best_.repairs = cur_.repairs;
+		best_.unfilled = cur_.unfilled;
 		best_.centers.assign(cur_.centers.begin(), cur_.centers.begin() + (size_t) k * d);
 		best_.init_centers = cur_.init_centers;
 		best_.sizes.assign(cur_.sizes.begin(), cur_.sizes.begin() + k);
@@ -428,6 +504,7 @@ pgkm_run::result(pgkm_result *out) const
 	out->converged = best_.converged ? 1 : 0;
 	out->best_run = best_.run;
 	out->empty_cluster_repairs = best_.repairs;
+	out->unfilled_clusters = best_.unfilled;
 	out->elapsed_s = elapsed_;
 	out->device = device_name_.c_str();
 	out->device_detail = device_detail_.c_str();

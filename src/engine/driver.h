@@ -58,6 +58,7 @@ private:
 		bool		converged = false;
 		int32_t		run = 0;
 		int32_t		repairs = 0;
+		int32_t		unfilled = 0;	/* dropped though rows stayed apart from every centroid */
 	};
 
 	void		choose_device(const char *plugin_path);
@@ -67,6 +68,7 @@ private:
 	void		finish();
 	void		to_callers_units();
 	int32_t		repair_empty_clusters();
+	double		fill_empty_clusters();
 	void		drop_empty_clusters();
 	void		fill_progress(pgkm_progress *p, int32_t iteration, double inertia,
 							  int64_t moved) const;

@@ -126,7 +126,8 @@ typedef struct pgkm_result
 	int64_t		n;
 	int32_t		d;
 	int32_t		k;				/* clusters returned; < k_requested only when
-								 * the data has fewer distinct points */
+								 * the data (as float32) has only k distinct
+								 * points, or unfilled_clusters > 0 */
 	int32_t		k_requested;
 	/* All in the caller's units (pgkm_options.shift, scale_log2). */
 	const double *centroids;	/* k x d */
@@ -140,7 +141,10 @@ typedef struct pgkm_result
 	int32_t		iterations;		/* of the winning run */
 	int32_t		converged;
 	int32_t		best_run;
-	int32_t		empty_cluster_repairs;	/* times an empty cluster was split */
+	int32_t		empty_cluster_repairs;	/* empty clusters split or moved to a row */
+	int32_t		unfilled_clusters;	/* dropped although rows stayed apart from
+									 * every centroid: only the GPU's float32
+									 * labels can do that; 0 on the CPU */
 	double		elapsed_s;
 	const char *device;			/* "cpu" or "gpu" */
 	const char *device_detail;	/* e.g. "NVIDIA H100 80GB HBM3" or "8 threads" */
