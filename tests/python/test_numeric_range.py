@@ -38,7 +38,8 @@ FLT_MAX = float(np.finfo(np.float32).max)
 
 
 def create(conn, name, cols, rows, types):
-    """pgkm_pytest.<name>(id, grp, c1..cd) with the given SQL types; rows of (grp, values)."""
+    """pgkm_pytest.<name>(id, grp, c1..cd) with the given SQL types; rows of (grp, values).
+    cols == ["v"] and one type "real[]" or "double precision[]": one array column."""
     table = "pgkm_pytest." + name
     defs = ["id integer", "grp integer"] + ["%s %s" % (c, t) for c, t in zip(cols, types)]
     with conn.cursor() as cur:
@@ -46,7 +47,12 @@ def create(conn, name, cols, rows, types):
         cur.execute("CREATE TABLE %s (%s)" % (table, ", ".join(defs)))
         lines = []
         for i, (g, vals) in enumerate(rows):
-            lines.append("\t".join([str(i), str(g)] + [fmt(v, t) for v, t in zip(vals, types)]))
+            if types[0].endswith("[]"):
+                elem = types[0][:-2]
+                fields = ["{" + ",".join(fmt(v, elem) for v in vals) + "}"]
+            else:
+                fields = [fmt(v, t) for v, t in zip(vals, types)]
+            lines.append("\t".join([str(i), str(g)] + fields))
         import io
         cur.copy_expert("COPY %s FROM STDIN" % table, io.StringIO("\n".join(lines) + "\n"))
     return table
@@ -65,6 +71,10 @@ def fmt(v, sqltype):
 def read_back(conn, table, cols):
     """Rows in id order: groups and the values as the engine reads them (double precision)."""
     with conn.cursor() as cur:
+        if cols == ["v"]:
+            cur.execute("SELECT grp, v::float8[] FROM %s ORDER BY id" % table)
+            rows = cur.fetchall()
+            return np.array([r[0] for r in rows]), np.array([r[1] for r in rows], dtype=np.float64)
         cur.execute("SELECT grp, %s FROM %s ORDER BY id"
                     % (", ".join(c + "::float8" for c in cols), table))
         rows = cur.fetchall()
@@ -72,8 +82,12 @@ def read_back(conn, table, cols):
 
 
 def normalise(X):
-    """Columns shifted by their midpoints and scaled by one power of two: |values| < 2."""
+    """Columns offset by more than their range shifted by their midpoints (exact
+    there), all scaled by one power of two: |values| < 2."""
     mid = X.min(axis=0) / 2 + X.max(axis=0) / 2
+    with np.errstate(over="ignore"):
+        offset = np.abs(mid) > X.max(axis=0) - X.min(axis=0)
+    mid = np.where(offset, mid, 0.0)
     Y = np.empty_like(X)
     for j in range(X.shape[1]):
         with np.errstate(over="ignore"):
@@ -106,6 +120,8 @@ def check(conn, name, cols, types, rows, k, seed=1):
     table = create(conn, name, cols, rows, types)
     grp, X = read_back(conn, table, cols)
     n, d = X.shape
+    if cols == ["v"]:
+        cols = ["v"]
     model = "pytest_nr_" + name
     colarr = "ARRAY[%s]" % ", ".join("'%s'" % c for c in cols)
     Y, mid, e = normalise(X)
@@ -277,3 +293,45 @@ def test_predict_against_exact_rationals(conn):
             wrong += got != want
         cur.execute("SELECT kmeans_drop_model('pytest_nr_predict')")
     assert wrong == 0
+
+
+def spread_rows(rng, centres, count, spread):
+    """count rows around each centre in turn (group = index of the centre), U(-spread, spread)."""
+    return [(g, [c + spread * rng.uniform(-1, 1) for c in centres[g]])
+            for g in range(len(centres)) for _ in range(count)]
+
+
+def test_rows_in_hostile_orders(conn):
+    """The transform is chosen from the first rows and kept in its window as
+    rows arrive: orders that break the first choice still meet the contract."""
+    rng = np.random.default_rng(31)
+    # 1100 zeros first (the first rows decide nothing), then groups 1e-30 apart
+    rows = [(0, [0.0])] * 1100 + spread_rows(rng, [[1e-30], [2e-30]], 300, 1e-32)
+    check(conn, "order_zeros_then_tiny", ["c1"], ["real"], rows, 3)
+    # magnitudes ascending: every new group forces the stored rows to be scaled down
+    rows = spread_rows(rng, [[1.0], [1e10], [1e20], [1e30]], 300, 0.0)
+    rows = [(g, [v[0] * (1 + 0.01 * rng.uniform(-1, 1))]) for g, v in rows]
+    check(conn, "order_ascending", ["c1"], ["double precision"], rows, 4)
+    # the first rows far off (they pick the shift 1e9), the rest near 0 and near 1e9 + 1000
+    rows = spread_rows(rng, [[1e9], [0.0], [1e9 + 1000]], 1100, 10.0)
+    check(conn, "order_far_first", ["c1"], ["double precision"], rows, 3)
+    # reals near 0 and 1 copied as they are (fast path), then groups near +-1e20
+    rows = spread_rows(rng, [[0.0], [1.0]], 1100, 0.1) \
+        + [(2 + i % 2, [(1 - 2 * (i % 2)) * (1e20 + 1e17 * rng.uniform(-1, 1))]) for i in range(600)]
+    check(conn, "order_fast_then_huge", ["c1"], ["real"], rows, 4)
+
+
+def test_arrays_and_wide_mixed_offsets(conn):
+    rng = np.random.default_rng(32)
+    d = 200                                  # only 655 first rows fit the 1 MB decision buffer
+    base = np.where(np.arange(d) % 2 == 0, 1e6, 0.0)
+    centres = [list(base + 50.0 * g * (1 + np.arange(d) % 3)) for g in range(3)]
+    rows = spread_rows(rng, centres, 400, 1.0)
+    rng.shuffle(rows)
+    check(conn, "wide_offsets_float8_array", ["v"], ["double precision[]"], rows, 3)
+    rows = [(g, [float(np.float32(v)) for v in vals]) for g, vals in rows]
+    check(conn, "wide_offsets_real_array", ["v"], ["real[]"], rows, 3)
+    # epoch seconds in a real[] near 1.7e9 are whole multiples of 128: groups 1280 apart
+    rows = spread_rows(rng, [[1.7e9, 0.0], [1.7e9 + 1280, 0.0]], 300, 256.0)
+    rows = [(g, [float(np.float32(v)) for v in vals]) for g, vals in rows]
+    check(conn, "epoch_real_array", ["v"], ["real[]"], rows, 2)
