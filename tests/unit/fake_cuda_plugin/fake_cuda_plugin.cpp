@@ -156,18 +156,12 @@ iterate(void *h, pgkm_cuda_iter *out, double *centroids, int64_t *sizes, char *e
 		for (int32_t j = 0; j < d; j++)
 			sums[(size_t) l * d + j] += r->x[i * d + j];
 	}
-	out->shift = 0;
-	out->empty = 0;
 	for (int32_t c = 0; c < k; c++)
 		for (int32_t j = 0; j < d; j++)
 		{
 			double		old = r->c[(size_t) c * d + j];
-			double		v = sizes[c] ? sums[(size_t) c * d + j] / (double) sizes[c] : old;
-			out->shift += (v - old) * (v - old);
-			r->c[(size_t) c * d + j] = v;
+			r->c[(size_t) c * d + j] = sizes[c] ? sums[(size_t) c * d + j] / (double) sizes[c] : old;
 		}
-	for (int32_t c = 0; c < k; c++)
-		out->empty += sizes[c] == 0;
 	std::copy(r->c.begin(), r->c.end(), centroids);
 	return 0;
 }
