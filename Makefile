@@ -19,7 +19,7 @@ CMAKE_EXTRA ?=
 # bitcode: PGXS would compile C++17 with clang in gnu++14 mode.
 override with_llvm = no
 PG_CPPFLAGS = -I$(CURDIR)/src/engine
-PG_CXXFLAGS = -std=c++17 -Wno-register -O2
+PG_CXXFLAGS = -std=c++17 -Wno-register -O2 -Wall -Wextra -isystem $(includedir_server)
 # --exclude-libs hides the archives' symbols from other extensions. Never
 # -fvisibility=hidden here: PGDLLEXPORT is empty on Linux in PG15.
 SHLIB_LINK  = $(ENGINE_LIB) $(ENGINE_LINK) -lstdc++ -Wl,--exclude-libs,ALL

@@ -1,28 +1,29 @@
 /*
  * cpu_engine_bench.cpp: times the CPU engine alone (no SQL) through the public
- * API: the k-means++ init step and the Lloyd iterations, on Gaussian blobs.
+ * C API: the init step and the Lloyd iterations, on Gaussian blobs
+ * (tests/common/blobs.h: k centres in [-10, 10]^d, unit spread).
  *
- *   cpu_engine_bench n d k threads iters [seed] [init: pp|given]
+ *   build/bench/cpu_engine_bench n d k threads iters [seed] [init: pp|random|given]
  *
- * Prints one line: init seconds (k-means++ or 0 for given), median seconds per
- * Lloyd iteration, and FNV hashes of the initial centroids and of the final
- * labels so that two builds can be checked for identical output.
- * Build (against any engine archive):
- *   g++ -O2 -std=c++17 -Isrc/engine bench/cpu_engine_bench.cpp build/libpgkm_engine.a \
- *       -lopenblas -lpthread -ldl -o /tmp/cpu_engine_bench
+ * tol = 0, so a run stops when no label changes or after iters iterations.
+ * Prints one line: init seconds, median seconds per Lloyd iteration,
+ * iterations, inertia to the last bit, and FNV hashes of the initial
+ * centroids, labels, centroids, distances and per-cluster inertia, so that
+ * two builds can be checked for identical output.
  */
+#include "blobs.h"
 #include "pgkm_engine.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <vector>
 
 static uint64_t
-fnv(const void *p, size_t len, uint64_t h = 1469598103934665603ULL)
+fnv(const void *p, size_t len)
 {
+	uint64_t	h = 1469598103934665603ULL;
 	const unsigned char *b = (const unsigned char *) p;
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ b[i]) * 1099511628211ULL;
@@ -34,30 +35,22 @@ main(int argc, char **argv)
 {
 	if (argc < 6)
 	{
-		fprintf(stderr, "usage: %s n d k threads iters [seed] [pp|given]\n", argv[0]);
+		fprintf(stderr, "usage: %s n d k threads iters [seed] [pp|random|given]\n", argv[0]);
 		return 2;
 	}
 	int64_t		n = atoll(argv[1]);
 	int32_t		d = atoi(argv[2]), k = atoi(argv[3]), threads = atoi(argv[4]),
 				iters = atoi(argv[5]);
 	uint64_t	seed = argc > 6 ? strtoull(argv[6], nullptr, 10) : 1;
-	bool		given = argc > 7 && strcmp(argv[7], "given") == 0;
-
-	/* blobs: k centres uniform in [-10, 10]^d, N(0, 1) around them */
-	std::mt19937_64 g(12345 + d * 7 + k);
-	std::uniform_real_distribution<double> box(-10, 10);
-	std::normal_distribution<double> noise(0, 1);
-	std::vector<double> ctr((size_t) k * d);
-	for (auto &v : ctr)
-		v = box(g);
-	std::vector<float> x((size_t) n * d);
-	for (int64_t i = 0; i < n; i++)
+	const char *init_name = argc > 7 ? argv[7] : "pp";
+	if (n < 1 || d < 1 || k < 1)
 	{
-		int64_t		c = (int64_t) (g() % (uint64_t) k);
-		for (int32_t j = 0; j < d; j++)
-			x[(size_t) i * d + j] = (float) (ctr[(size_t) c * d + j] + noise(g));
+		fprintf(stderr, "n, d and k must be positive\n");
+		return 2;
 	}
-	std::vector<double> init;
+
+	std::vector<float> x = pgkm_test::blobs(n, d, k, 12345 + d * 7 + k, 1.0, 10.0);
+	std::vector<double> init;	/* for given: k rows spread over the data */
 	for (int32_t c = 0; c < k; c++)
 		for (int32_t j = 0; j < d; j++)
 			init.push_back(x[(size_t) (c * 7919 % n) * d + j]);
@@ -70,10 +63,17 @@ main(int argc, char **argv)
 	o.seed = seed;
 	o.max_iter = iters;
 	o.tol = 0;
-	if (given)
+	if (strcmp(init_name, "given") == 0)
 	{
 		o.init = PGKM_INIT_GIVEN;
 		o.initial_centroids = init.data();
+	}
+	else if (strcmp(init_name, "random") == 0)
+		o.init = PGKM_INIT_RANDOM;
+	else if (strcmp(init_name, "pp") != 0)
+	{
+		fprintf(stderr, "init must be pp, random or given\n");
+		return 2;
 	}
 	char		err[512];
 	pgkm_run   *h = nullptr;
@@ -83,7 +83,6 @@ main(int argc, char **argv)
 		return 1;
 	}
 	std::vector<double> stamps;
-	std::vector<int32_t> its;
 	for (;;)
 	{
 		pgkm_progress p;
@@ -91,10 +90,10 @@ main(int argc, char **argv)
 		if (st != PGKM_OK && st != PGKM_DONE)
 		{
 			fprintf(stderr, "step: %s\n", err);
+			pgkm_run_free(h);
 			return 1;
 		}
 		stamps.push_back(p.elapsed_s);
-		its.push_back(p.iteration);
 		if (st == PGKM_DONE)
 			break;
 	}
@@ -106,13 +105,22 @@ main(int argc, char **argv)
 	std::sort(per.begin(), per.end());
 	double		med = per.empty() ? 0 : per[per.size() / 2];
 	pgkm_result r;
-	pgkm_run_result(h, &r);
-	uint64_t	hi = fnv(r.initial_centroids, sizeof(double) * (size_t) r.k * d);
-	uint64_t	hl = fnv(r.labels, sizeof(int32_t) * (size_t) n);
-	printf("n=%lld d=%d k=%d threads=%d init_s=%.4f iter_s=%.4f iters=%d inertia=%.9g "
-		   "init_hash=%016llx labels_hash=%016llx\n",
+	if (pgkm_run_result(h, &r) != PGKM_OK)
+	{
+		fprintf(stderr, "no result after the run finished\n");
+		pgkm_run_free(h);
+		return 1;
+	}
+	const size_t kd = (size_t) r.k * d;
+	printf("n=%lld d=%d k=%d threads=%d init_s=%.4f iter_s=%.4f iters=%d inertia=%.17g "
+		   "init_hash=%016llx labels_hash=%016llx cent_hash=%016llx dist_hash=%016llx "
+		   "cluster_inertia_hash=%016llx\n",
 		   (long long) n, d, k, threads, t_init, med, r.iterations, r.inertia,
-		   (unsigned long long) hi, (unsigned long long) hl);
+		   (unsigned long long) fnv(r.initial_centroids, sizeof(double) * kd),
+		   (unsigned long long) fnv(r.labels, sizeof(int32_t) * (size_t) n),
+		   (unsigned long long) fnv(r.centroids, sizeof(double) * kd),
+		   (unsigned long long) fnv(r.distances, sizeof(double) * (size_t) n),
+		   (unsigned long long) fnv(r.cluster_inertia, sizeof(double) * (size_t) r.k));
 	pgkm_run_free(h);
 	return 0;
 }

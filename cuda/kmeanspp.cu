@@ -19,8 +19,8 @@
  * seeded), and one below k rows is an error.
  */
 #include "device/reduce.cuh"
-#include "engine_internal.h"	/* pgkm::Rng: the engine's SplitMix64 */
 #include "launch.cuh"
+#include "rng.h"			/* the engine's SplitMix64: a seed means one stream everywhere */
 
 #include <algorithm>
 #include <cmath>
@@ -181,7 +181,7 @@ kmeanspp(Run &r, uint64_t seed, double *centroids)
 	const int	d = r.d, k = r.k;
 	const int	L = kpp_candidates(k);
 	const cudaStream_t s = r.buf.s_comp;
-	pgkm::Rng	rng(seed ^ 0x5851f42d4c957f2dULL);
+	pgkm::SplitMix64 rng(seed ^ 0x5851f42d4c957f2dULL);
 
 	const int64_t want = r.plan.kpp_rows;
 	/* resident x is exact unless 3xTF32 split it (its TF32 part alone would be seeded on) */

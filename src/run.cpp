@@ -256,12 +256,7 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 
 	c->cluster_inertia = (double *) MemoryContextAllocZero(c->cxt,
 														   sizeof(double) * Max(c->result.k, 1));
-	for (int64 i = 0; i < c->result.n; i++)
-	{
-		double		dist = c->result.distances[i];
-
-		c->cluster_inertia[c->result.labels[i]] += dist * dist;
-	}
+	memcpy(c->cluster_inertia, c->result.cluster_inertia, sizeof(double) * c->result.k);
 
 	if (c->result.k < c->result.k_requested)
 		ereport(NOTICE,

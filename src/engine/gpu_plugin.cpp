@@ -1,5 +1,5 @@
 /*
- * gpu_plugin.cpp: loading the CUDA plugin and driving it as a Backend.
+ * gpu_plugin.cpp: loading the CUDA plugin and driving it as a Device.
  *
  * The plugin is dlopen()ed with RTLD_NOW | RTLD_LOCAL (so a missing CUDA
  * runtime fails at load time, not mid-run, and its symbols never leak into
@@ -7,7 +7,10 @@
  * size are checked before anything is called. Failures are not cached, so a
  * plugin installed later is picked up by the next call.
  */
-#include "engine_internal.h"
+#include "device.h"
+#include "errors.h"
+#include "gpu_plugin.h"
+#include "internal_hooks.h"
 #include "pgkm_cuda_api.h"
 
 #include <dlfcn.h>
@@ -18,6 +21,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <mutex>
 
 namespace pgkm
 {
@@ -155,10 +159,10 @@ check(int rc, const char *what, const char *err)
 	throw EngineError(st, std::string("GPU ") + what + ": " + (err && *err ? err : "failed"));
 }
 
-class GpuBackend : public Backend
+class GpuDevice : public Device
 {
 public:
-	GpuBackend(const CudaPlugin *p, const float *x, int64_t n, int32_t d, int32_t k,
+	GpuDevice(const CudaPlugin *p, const float *x, int64_t n, int32_t d, int32_t k,
 			   const pgkm_options *opt, pgkm_interrupt_fn interrupt, void *ctx)
 		: p_(p), x_(x), n_(n), d_(d), k_(k)
 	{
@@ -170,7 +174,7 @@ public:
 		cfg_.interrupt_ctx = ctx;
 		open(k);
 	}
-	~GpuBackend() override
+	~GpuDevice() override
 	{
 		if (h_)
 			p_->api->destroy(h_);
@@ -219,7 +223,7 @@ public:
 			  "assignment", err_);
 	}
 	std::string detail() const override { return p_->probe_info; }
-	const char *device() const override { return "gpu"; }
+	const char *name() const override { return "gpu"; }
 
 private:
 	void		open(int32_t k)
@@ -244,11 +248,11 @@ private:
 	char		err_[512];
 };
 
-std::unique_ptr<Backend>
-make_gpu_backend(const CudaPlugin *plugin, const float *x, int64_t n, int32_t d, int32_t k,
-				 const pgkm_options *opt, pgkm_interrupt_fn interrupt, void *ctx)
+std::unique_ptr<Device>
+make_gpu_device(const CudaPlugin *plugin, const float *x, int64_t n, int32_t d, int32_t k,
+				const pgkm_options *opt, pgkm_interrupt_fn interrupt, void *ctx)
 {
-	return std::unique_ptr<Backend>(new GpuBackend(plugin, x, n, d, k, opt, interrupt, ctx));
+	return std::unique_ptr<Device>(new GpuDevice(plugin, x, n, d, k, opt, interrupt, ctx));
 }
 
 }							/* namespace pgkm */

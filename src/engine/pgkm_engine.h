@@ -121,6 +121,8 @@ typedef struct pgkm_result
 	const int32_t *labels;		/* n, in 0..k-1 */
 	const double *distances;	/* n, Euclidean distance to own centroid */
 	const int64_t *sizes;		/* k */
+	const double *cluster_inertia;	/* k, each cluster's sum of squared
+									 * distances (fp64, rows in order) */
 	double		inertia;		/* sum of squared distances, fp64 */
 	int32_t		iterations;		/* of the winning run */
 	int32_t		converged;

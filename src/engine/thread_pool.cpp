@@ -6,11 +6,11 @@
  * and they never call back into the caller: only the calling thread polls
  * the interrupt callback, then raises an atomic flag the workers read.
  */
-#include "engine_internal.h"
+#include "thread_pool.h"
+#include "errors.h"
 
 #include <algorithm>
 #include <csignal>
-#include <cstring>
 #include <pthread.h>
 
 namespace pgkm
@@ -197,22 +197,13 @@ ThreadPool::parallel_for(int64_t nchunks, const std::function<void(int64_t, int)
 		throw Interrupted();
 }
 
-uint64_t
-derive_seed(uint64_t seed, int run)
+int
+resolve_threads(int32_t n_threads)
 {
-	Rng			r(seed ^ (0xD1B54A32D192ED03ULL * (uint64_t) (run + 1)));
-	r.next();
-	return r.next();
-}
-
-void
-copy_message(char *dst, size_t len, const std::string &msg)
-{
-	if (!dst || len == 0)
-		return;
-	size_t		m = std::min(len - 1, msg.size());
-	memcpy(dst, msg.data(), m);
-	dst[m] = '\0';
+	if (n_threads > 0)
+		return n_threads;
+	unsigned	hc = std::thread::hardware_concurrency();
+	return hc == 0 ? 1 : (int) hc;
 }
 
 }							/* namespace pgkm */

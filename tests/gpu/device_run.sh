@@ -46,6 +46,6 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   fi
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
-  timeout ${BENCH_TIMEOUT:-400} $B/gpu_bench "$PLUGIN" "$@" 2>&1 | tee "$OUT/gpu_bench.log"
+  timeout ${BENCH_TIMEOUT:-400} $B/bench/gpu_bench "$PLUGIN" "$@" 2>&1 | tee "$OUT/gpu_bench.log"
 fi
 exit $rc

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 const char *
 plugin_path()
@@ -85,81 +84,17 @@ device_limits()
 }
 
 std::vector<float>
-blobs(int64_t n, int d, int k, uint64_t seed, float spread, float offset, std::vector<float> *centres)
+gpu_blobs(int64_t n, int d, int k, uint64_t seed, double spread, float offset, std::vector<double> *centres)
 {
-	std::mt19937_64 g(seed);
-	std::uniform_real_distribution<float> u(-10.0f, 10.0f);
-	std::normal_distribution<float> nd(0.0f, spread);
-	std::vector<float> c((size_t) k * d), x((size_t) n * d);
-	for (auto &v : c)
-		v = u(g);
-	for (int64_t i = 0; i < n; i++)
-	{
-		int			b = (int) (g() % k);
-		for (int j = 0; j < d; j++)
-			x[(size_t) i * d + j] = offset + c[(size_t) b * d + j] + nd(g);
-	}
-	if (centres)
-		*centres = c;
+	std::vector<float> x = pgkm_test::blobs(n, d, k, seed, spread, 10.0, centres);
+	if (offset != 0.0f)
+		for (float &v : x)
+			v += offset;
 	return x;
 }
 
-std::vector<double>
-random_rows_init(const std::vector<float> &x, int64_t n, int d, int k, uint64_t seed)
-{
-	std::mt19937_64 g(seed);
-	std::vector<double> c((size_t) k * d);
-	for (int i = 0; i < k; i++)
-	{
-		int64_t		r = (int64_t) (g() % n);
-		for (int j = 0; j < d; j++)
-			c[(size_t) i * d + j] = x[(size_t) r * d + j];
-	}
-	return c;
-}
-
-double
-sq(const float *x, const double *c, int d)
-{
-	double		s = 0;
-	for (int j = 0; j < d; j++)
-		s += ((double) x[j] - c[j]) * ((double) x[j] - c[j]);
-	return s;
-}
-
-std::vector<int32_t>
-reference_labels(const std::vector<float> &x, int64_t n, int d, int k, const std::vector<double> &c,
-				 std::vector<double> *gap)
-{
-	std::vector<int32_t> lab(n);
-	if (gap)
-		gap->assign(n, 0.0);
-	for (int64_t i = 0; i < n; i++)
-	{
-		double		b1 = INFINITY, b2 = INFINITY;
-		int			bi = 0;
-		for (int j = 0; j < k; j++)
-		{
-			double		v = sq(x.data() + (size_t) i * d, c.data() + (size_t) j * d, d);
-			if (v < b1)
-			{
-				b2 = b1;
-				b1 = v;
-				bi = j;
-			}
-			else if (v < b2)
-				b2 = v;
-		}
-		lab[i] = bi;
-		if (gap)
-			(*gap)[i] = (b2 - b1) / (b1 + 1e-300);
-	}
-	return lab;
-}
-
-EngineResult
-run_engine(const std::vector<float> &x, int64_t n, int d, int k, const std::vector<double> *init, int device,
-		   int max_iter, int64_t mem_limit, uint64_t seed)
+pgkm_options
+gpu_test_options(int k, const std::vector<double> *init, int device, int max_iter, int64_t mem_limit, uint64_t seed)
 {
 	pgkm_options o;
 	pgkm_options_default(&o);
@@ -174,34 +109,7 @@ run_engine(const std::vector<float> &x, int64_t n, int d, int k, const std::vect
 	o.gpu_plugin_path = plugin_path();
 	o.gpu_memory_limit = mem_limit;
 	o.deterministic = 1;
-	char		err[512] = "";
-	pgkm_run   *run = nullptr;
-	EngineResult out;
-	int			rc = pgkm_run_create(x.data(), n, d, &o, nullptr, nullptr, &run, err, sizeof(err));
-	EXPECT_EQ(rc, PGKM_OK) << err;
-	if (rc != PGKM_OK)
-		return out;
-	pgkm_progress pr;
-	while ((rc = pgkm_run_step(run, &pr, err, sizeof(err))) == PGKM_OK)
-		;
-	EXPECT_EQ(rc, PGKM_DONE) << err;
-	pgkm_result res;
-	if (rc != PGKM_DONE || pgkm_run_result(run, &res) != PGKM_OK)
-	{
-		ADD_FAILURE() << "no result: " << err;	/* callers' size checks then fail, no crash */
-		pgkm_run_free(run);
-		return out;
-	}
-	out.labels.assign(res.labels, res.labels + n);
-	out.centroids.assign(res.centroids, res.centroids + (size_t) res.k * d);
-	out.initial.assign(res.initial_centroids, res.initial_centroids + (size_t) res.k * d);
-	out.distances.assign(res.distances, res.distances + n);
-	out.sizes.assign(res.sizes, res.sizes + res.k);
-	out.inertia = res.inertia;
-	out.iterations = res.iterations;
-	out.device = res.device;
-	pgkm_run_free(run);
-	return out;
+	return o;
 }
 
 PluginRun
@@ -248,29 +156,18 @@ check_one_iteration(const std::vector<float> &x, int64_t n, int d, int k, const 
 	std::vector<int64_t> sz(k, -1);
 	pgkm_cuda_iter it;
 	ASSERT_EQ(api()->iterate(h, &it, c1.data(), sz.data(), err, sizeof(err)), 0) << err;
-	/* reference */
-	std::vector<double> sums((size_t) k * d, 0.0);
-	std::vector<int64_t> cnt(k, 0);
+	/* reference: fp64 nearest centroid, then the Lloyd update of tests/common */
+	std::vector<int32_t> ref_labels(n);
 	double		inertia = 0;
 	for (int64_t i = 0; i < n; i++)
 	{
-		const float *xi = x.data() + (size_t) i * d;
-		int			b = 0;
-		double		bd = INFINITY;
-		for (int c = 0; c < k; c++)
-		{
-			double		v = sq(xi, c0.data() + (size_t) c * d, d);
-			if (v < bd)
-			{
-				bd = v;
-				b = c;
-			}
-		}
+		double		bd;
+		ref_labels[i] = pgkm_test::nearest_fp64(x.data() + (size_t) i * d, c0.data(), k, d, &bd);
 		inertia += bd;
-		cnt[b]++;
-		for (int j = 0; j < d; j++)
-			sums[(size_t) b * d + j] += xi[j];
 	}
+	std::vector<double> ref_c = c0;
+	std::vector<int64_t> cnt(k);
+	pgkm_test::ref_update(x.data(), n, d, ref_labels.data(), k, ref_c.data(), cnt.data());
 	EXPECT_EQ(it.moved, n);
 	EXPECT_NEAR(it.inertia, inertia, 1e-9 * inertia);
 	for (int c = 0; c < k; c++)
@@ -278,8 +175,7 @@ check_one_iteration(const std::vector<float> &x, int64_t n, int d, int k, const 
 		EXPECT_EQ(sz[c], cnt[c]) << "cluster " << c;
 		for (int j = 0; j < d; j++)
 		{
-			/* an empty cluster keeps its centroid */
-			double		ref = cnt[c] ? sums[(size_t) c * d + j] / cnt[c] : c0[(size_t) c * d + j];
+			double		ref = ref_c[(size_t) c * d + j];	/* an empty cluster keeps its centroid */
 			EXPECT_NEAR(c1[(size_t) c * d + j], ref, 1e-10 * (1 + std::fabs(ref)));
 		}
 	}
@@ -295,7 +191,8 @@ check_one_iteration(const std::vector<float> &x, int64_t n, int d, int k, const 
 		ASSERT_GE(lab[i], 0);
 		ASSERT_LT(lab[i], k);
 		ASSERT_GE(d2[i], 0.0);
-		EXPECT_NEAR(d2[i], sq(x.data() + (size_t) i * d, c1.data() + (size_t) lab[i] * d, d), 1e-9 * (1 + d2[i]));
+		EXPECT_NEAR(d2[i], pgkm_test::sqdist_fp64(x.data() + (size_t) i * d, c1.data() + (size_t) lab[i] * d, d),
+					1e-9 * (1 + d2[i]));
 		tot += d2[i];
 	}
 	int64_t		ssum = 0;

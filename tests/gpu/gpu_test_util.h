@@ -1,14 +1,17 @@
 /*
- * gpu_test_util.h: what the GPU tests share: the plugin loaded as the engine
- * loads it, its debug exports, seeded data, engine and plugin runs, and the
- * fp64 brute-force references they are checked against.
+ * gpu_test_util.h: what the GPU tests share beyond tests/common (data, the
+ * fp64 reference, engine runs): the plugin loaded as the engine loads it, its
+ * debug exports, plugin runs through the ABI, and the one-iteration check.
  */
 #ifndef PGKM_GPU_TEST_UTIL_H
 #define PGKM_GPU_TEST_UTIL_H
 
+#include "blobs.h"
+#include "engine_run.h"
 #include "pgkm_cuda_api.h"
 #include "pgkm_engine.h"
 #include "plan.h"
+#include "reference.h"
 
 #include <cstdint>
 #include <string>
@@ -30,34 +33,16 @@ pgkm_cuda_config plugin_config(int det = 1, int64_t memory_limit = 0);
 /* This device's limits, as the plugin reads them (for plan computations). */
 pgkm_cuda::DeviceLimits device_limits();
 
-/* Gaussian blobs around k random centres in [-10, 10]^d (returned in *centres if asked); seeded. */
-std::vector<float> blobs(int64_t n, int d, int k, uint64_t seed, float spread = 1.0f, float offset = 0.0f,
-						 std::vector<float> *centres = nullptr);
+/*
+ * Gaussian blobs (tests/common/blobs.h) around k centres in [-10, 10]^d,
+ * every value shifted by offset (the GEMM form's centring matters then).
+ */
+std::vector<float> gpu_blobs(int64_t n, int d, int k, uint64_t seed, double spread = 1.0, float offset = 0.0f,
+							 std::vector<double> *centres = nullptr);
 
-/* k rows drawn with replacement (seeded), as fp64 centroids. */
-std::vector<double> random_rows_init(const std::vector<float> &x, int64_t n, int d, int k, uint64_t seed);
-
-/* Squared distance, fp64. */
-double		sq(const float *x, const double *c, int d);
-
-/* Nearest centroid of each row in fp64 (lowest index on ties); *gap = relative gap to the second. */
-std::vector<int32_t> reference_labels(const std::vector<float> &x, int64_t n, int d, int k,
-									  const std::vector<double> &c, std::vector<double> *gap = nullptr);
-
-/* A run through the public engine API. */
-struct EngineResult
-{
-	std::vector<int32_t> labels;
-	std::vector<double> centroids, initial, distances;
-	std::vector<int64_t> sizes;
-	double		inertia = 0;
-	int			iterations = 0;
-	std::string device;
-};
-
-/* init = nullptr: k-means++ from seed; else the given k x d centroids. tol 0, deterministic. */
-EngineResult run_engine(const std::vector<float> &x, int64_t n, int d, int k, const std::vector<double> *init,
-						int device, int max_iter, int64_t mem_limit = 0, uint64_t seed = 0);
+/* Engine options: k-means++ from seed when init is nullptr, else the given centroids; tol 0. */
+pgkm_options gpu_test_options(int k, const std::vector<double> *init, int device, int max_iter,
+							  int64_t mem_limit = 0, uint64_t seed = 0);
 
 /* Plugin ABI: create with cfg, init (k-means++ from seed 42, or given), 8 iterations. */
 struct PluginRun

@@ -66,9 +66,9 @@ fi
 
 if [ "${1:-}" != --no-bench ]; then
   P="$PWD/build-gpu/cuda/pg_kmeans_cuda.so"
-  { timeout 330 build-gpu/gpu_bench "$P" --cpu-iters 1
-    timeout 200 build-gpu/gpu_bench "$P" --paths --sweep-n 4000000
-    timeout 120 build-gpu/gpu_bench "$P" --papers; } 2>&1 | tee "$OUT/gpu_bench.log"
+  { timeout 330 build-gpu/bench/gpu_bench "$P" --cpu-iters 1
+    timeout 200 build-gpu/bench/gpu_bench "$P" --paths --sweep-n 4000000
+    timeout 120 build-gpu/bench/gpu_bench "$P" --papers; } 2>&1 | tee "$OUT/gpu_bench.log"
   stamp "engine, paths and papers benchmarks"
   PYTHONUNBUFFERED=1 timeout 420 python3 bench/gpu_torch_bench.py "$P" 2>&1 | tee "$OUT/torch_bench.log"
   stamp "PyTorch and scikit-learn side by side"

@@ -23,16 +23,21 @@ TEST_P(GpuVsCpu, SameLabelsAndInertia)
 {
 	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
 	Shape		s = GetParam();
-	auto		x = blobs(s.n, s.d, s.k, 1000 + s.d * 7 + s.k, 1.5f, s.offset);
-	auto		init = random_rows_init(x, s.n, s.d, s.k, 5);
+	auto		x = gpu_blobs(s.n, s.d, s.k, 1000 + s.d * 7 + s.k, 1.5, s.offset);
+	auto		init = pgkm_test::pick_rows(x, s.d, s.k, 5);
+	auto		run = [&](int device, int max_iter, int64_t mem_limit = 0) {
+		pgkm_test::EngineResult r = pgkm_test::run_engine(x, s.d, gpu_test_options(s.k, &init, device, max_iter, mem_limit));
+		EXPECT_EQ(r.status, PGKM_DONE) << r.err;
+		return r;
+	};
 	/*
 	 * Labels are compared after one iteration from the same centroids: over
 	 * many iterations a near-tie flipped early moves the centroids a little and
 	 * the trajectories drift apart (measured on the H100 for the GEMM-form
 	 * paths); the 15-iteration runs are compared by inertia below.
 	 */
-	EngineResult cpu = run_engine(x, s.n, s.d, s.k, &init, PGKM_DEVICE_CPU, 1);
-	EngineResult gpu = run_engine(x, s.n, s.d, s.k, &init, PGKM_DEVICE_GPU, 1);
+	pgkm_test::EngineResult cpu = run(PGKM_DEVICE_CPU, 1);
+	pgkm_test::EngineResult gpu = run(PGKM_DEVICE_GPU, 1);
 	ASSERT_EQ(gpu.device, "gpu");
 	ASSERT_EQ(cpu.labels.size(), gpu.labels.size());
 	ASSERT_EQ(cpu.centroids.size(), gpu.centroids.size());
@@ -48,8 +53,8 @@ TEST_P(GpuVsCpu, SameLabelsAndInertia)
 			diff++;
 			/* near-tie: both centroids (GPU result) equally close to 1e-5 relative */
 			const float *xi = x.data() + (size_t) i * s.d;
-			double		a = sq(xi, gpu.centroids.data() + (size_t) cpu.labels[i] * s.d, s.d);
-			double		b = sq(xi, gpu.centroids.data() + (size_t) gpu.labels[i] * s.d, s.d);
+			double		a = pgkm_test::sqdist_fp64(xi, gpu.centroids.data() + (size_t) cpu.labels[i] * s.d, s.d);
+			double		b = pgkm_test::sqdist_fp64(xi, gpu.centroids.data() + (size_t) gpu.labels[i] * s.d, s.d);
 			double		scale = 0;
 			if (s.d >= 16)		/* ||x - mu||^2 + ||c - mu||^2: fp32 GEMM-form error is ~1e-6 of it */
 				for (int j = 0; j < s.d; j++)
@@ -72,17 +77,16 @@ TEST_P(GpuVsCpu, SameLabelsAndInertia)
 	}
 	double		dsum = 0;
 	for (int64_t i = 0; i < s.n; i++)
-		dsum += gpu.distances[i] * gpu.distances[i];
+		dsum += gpu.dist[i] * gpu.dist[i];
 	EXPECT_NEAR(dsum, gpu.inertia, 1e-9 * gpu.inertia);
 	/* 15 iterations: inertia within 1e-5 */
-	EngineResult cpu15 = run_engine(x, s.n, s.d, s.k, &init, PGKM_DEVICE_CPU, 15);
-	EngineResult gpu15 = run_engine(x, s.n, s.d, s.k, &init, PGKM_DEVICE_GPU, 15);
+	pgkm_test::EngineResult cpu15 = run(PGKM_DEVICE_CPU, 15);
+	pgkm_test::EngineResult gpu15 = run(PGKM_DEVICE_GPU, 15);
 	EXPECT_NEAR(gpu15.inertia, cpu15.inertia, 1e-5 * cpu15.inertia);
 	/* streamed through a tiny budget: same answer (GEMM path: the tile shrinks
 	 * with the budget and cuBLAS may sum in another order, so near-ties only);
 	 * the budget leaves ~4 MB of chunks beside the labels and centroid copies */
-	EngineResult st = run_engine(x, s.n, s.d, s.k, &init, PGKM_DEVICE_GPU, 15,
-								 (int64_t) s.n * 4 + (4 << 20) + (int64_t) s.k * s.d * 32);	/* + centroid copies */
+	pgkm_test::EngineResult st = run(PGKM_DEVICE_GPU, 15, (int64_t) s.n * 4 + (4 << 20) + (int64_t) s.k * s.d * 32);
 	if (s.d <= 32)
 	{
 		EXPECT_EQ(st.labels, gpu15.labels);

@@ -92,7 +92,7 @@ TEST(GpuPlugin, KmeansppSeededAndSpread)
 	ASSERT_NE(api(), nullptr);
 	const int64_t n = 500000;	/* > sample size: sampled variant */
 	const int	d = 8, k = 16;
-	auto		x = blobs(n, d, k, 5, 0.2f);
+	auto		x = gpu_blobs(n, d, k, 5, 0.2);
 	PluginRun	a = plugin_run(x, n, d, k, plugin_config());
 	PluginRun	b = plugin_run(x, n, d, k, plugin_config());
 	EXPECT_EQ(a.k_found, k);
@@ -117,7 +117,7 @@ TEST(GpuPlugin, KmeansppStreamedAtQuarterBudgetMatchesResident)
 	{
 		SCOPED_TRACE(std::string(s.path) + " " + std::to_string(s.n) + " x " + std::to_string(s.d) + " x " +
 					 std::to_string(s.k));
-		auto		x = blobs(s.n, s.d, s.k, 40 + s.d);
+		auto		x = gpu_blobs(s.n, s.d, s.k, 40 + s.d);
 		const int64_t data = s.n * s.d * 4, budget = data / 4;
 		PluginRun	res = plugin_run(x, s.n, s.d, s.k, plugin_config());
 		PluginRun	st = plugin_run(x, s.n, s.d, s.k, plugin_config(1, budget));
@@ -152,11 +152,14 @@ TEST(GpuEngine, KmeansppStreamedAtQuarterBudgetMatchesResident)
 	ASSERT_NE(api(), nullptr);
 	const int64_t n = 1000000;
 	const int	d = 16, k = 64;
-	auto		x = blobs(n, d, k, 91);
-	EngineResult res = run_engine(x, n, d, k, nullptr, PGKM_DEVICE_GPU, 30, 0, 7);
-	EngineResult st = run_engine(x, n, d, k, nullptr, PGKM_DEVICE_GPU, 30, n * d * 4 / 4, 7);
+	auto		x = gpu_blobs(n, d, k, 91);
+	pgkm_test::EngineResult res = pgkm_test::run_engine(x, d, gpu_test_options(k, nullptr, PGKM_DEVICE_GPU, 30, 0, 7));
+	pgkm_test::EngineResult st =
+		pgkm_test::run_engine(x, d, gpu_test_options(k, nullptr, PGKM_DEVICE_GPU, 30, n * d * 4 / 4, 7));
+	ASSERT_EQ(res.status, PGKM_DONE) << res.err;
+	ASSERT_EQ(st.status, PGKM_DONE) << st.err;
 	EXPECT_EQ(st.device, "gpu");
-	EXPECT_EQ(st.initial, res.initial);
+	EXPECT_EQ(st.init, res.init);
 	EXPECT_EQ(st.centroids, res.centroids);
 	EXPECT_EQ(st.labels, res.labels);
 	EXPECT_EQ(st.iterations, res.iterations);
@@ -178,7 +181,7 @@ TEST(GpuPlugin, KmeansppAllRowsStreamedMatchesResident)
 	bool		resident = true;
 	ASSERT_EQ(kpp_rows_on_budget(n, d, k, budget, &resident), n);
 	ASSERT_FALSE(resident) << "no budget streams the data and holds every row as the sample";
-	auto		x = blobs(n, d, k, 300, 1.0f, 50.0f);
+	auto		x = gpu_blobs(n, d, k, 300, 1.0, 50.0f);
 	PluginRun	res = plugin_run(x, n, d, k, plugin_config(), nullptr, 1);
 	PluginRun	st = plugin_run(x, n, d, k, plugin_config(1, budget), nullptr, 1);
 	EXPECT_TRUE(st.streamed);
@@ -201,7 +204,7 @@ TEST(GpuPlugin, KmeansppSmallBudgetSamplesFewerRows)
 	const int64_t expect = kpp_rows_on_budget(n, d, k, budget);
 	ASSERT_GE(expect, rows);
 	ASSERT_LT(expect, 131072);
-	auto		x = blobs(n, d, k, 5, 0.2f);
+	auto		x = gpu_blobs(n, d, k, 5, 0.2);
 	PluginRun	a = plugin_run(x, n, d, k, plugin_config(1, budget));
 	PluginRun	b = plugin_run(x, n, d, k, plugin_config(1, budget));
 	EXPECT_TRUE(a.streamed);
@@ -223,7 +226,7 @@ TEST(GpuPlugin, KmeansppBelowKSampleRowsSaysRaiseTheLimit)
 	const int	d = 16, k = 4096;
 	const int64_t budget = streamed_budget_for_rows(n, d, k, 1, 1 << 20, n * d * 4);
 	ASSERT_LT(kpp_rows_on_budget(n, d, k, budget), k);
-	auto		x = blobs(n, d, 32, 6);
+	auto		x = gpu_blobs(n, d, 32, 6);
 	pgkm_cuda_config cfg = plugin_config(1, budget);
 	void	   *h = nullptr;
 	char		err[512] = "";
@@ -232,7 +235,7 @@ TEST(GpuPlugin, KmeansppBelowKSampleRowsSaysRaiseTheLimit)
 	int32_t		kf = -1;
 	EXPECT_EQ(api()->init_kmeanspp(h, 1, c.data(), &kf, err, sizeof(err)), PGKM_ERR_NOMEM);
 	EXPECT_NE(std::string(err).find("raise the GPU memory limit or use random init"), std::string::npos) << err;
-	c = random_rows_init(x, n, d, k, 2);
+	c = pgkm_test::pick_rows(x, d, k, 2);
 	std::vector<int64_t> sz(k);
 	pgkm_cuda_iter it {};
 	EXPECT_EQ(api()->set_centroids(h, c.data(), err, sizeof(err)), 0) << err;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <random>
 
@@ -23,8 +24,8 @@ TEST(GpuPlugin, OneIterationMatchesFp64Reference)
 	struct P { int d, k; const char *path; };
 	for (P s : {P {24, 40, "dot"}, P {3, 8, "direct"}})
 	{
-		auto		x = blobs(n, s.d, s.k, 77 + s.d);
-		check_one_iteration(x, n, s.d, s.k, random_rows_init(x, n, s.d, s.k, 9), plugin_config(), s.path);
+		auto		x = gpu_blobs(n, s.d, s.k, 77 + s.d);
+		check_one_iteration(x, n, s.d, s.k, pgkm_test::pick_rows(x, s.d, s.k, 9), plugin_config(), s.path);
 	}
 }
 
@@ -44,8 +45,8 @@ TEST(GpuPlugin, OneIterationTiledMatchesFp64Reference)
 	for (P s : {P {5000, 65, 5, false}, P {7001, 130, 12, false}, P {6000, 200, 64, false},
 				P {3000, 768, 64, false}, P {5000, 33, 150, false}, P {4000, 72, 300, true}})
 	{
-		std::vector<float> centres;
-		auto		x = blobs(s.n, s.d, s.k, 500 + s.d, 1.0f, 3.0f, &centres);
+		std::vector<double> centres;
+		auto		x = gpu_blobs(s.n, s.d, s.k, 500 + s.d, 1.0, 3.0f, &centres);
 		std::vector<double> c0((size_t) s.k * s.d);
 		for (size_t i = 0; i < c0.size(); i++)
 			c0[i] = 3.0 + centres[i] + 0.5;
@@ -54,6 +55,40 @@ TEST(GpuPlugin, OneIterationTiledMatchesFp64Reference)
 			cfg.force_path = PGKM_CUDA_PATH_TILED;
 		check_one_iteration(x, s.n, s.d, s.k, c0, cfg, "tiled");
 	}
+}
+
+/*
+ * Nearest centroid of each row in fp64 (lowest index on ties), and the
+ * relative gap to the second nearest.
+ */
+static std::vector<int32_t>
+reference_labels(const std::vector<float> &x, int64_t n, int d, int k, const std::vector<double> &c,
+				 std::vector<double> *gap = nullptr)
+{
+	std::vector<int32_t> lab(n);
+	if (gap)
+		gap->assign(n, 0.0);
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		b1 = INFINITY, b2 = INFINITY;
+		int			bi = 0;
+		for (int j = 0; j < k; j++)
+		{
+			double		v = pgkm_test::sqdist_fp64(x.data() + (size_t) i * d, c.data() + (size_t) j * d, d);
+			if (v < b1)
+			{
+				b2 = b1;
+				b1 = v;
+				bi = j;
+			}
+			else if (v < b2)
+				b2 = v;
+		}
+		lab[i] = bi;
+		if (gap)
+			(*gap)[i] = (b2 - b1) / (b1 + 1e-300);
+	}
+	return lab;
 }
 
 /* assign() against c0 on the GPU: labels, and the path that made them. */
@@ -101,7 +136,7 @@ TEST(GpuPlugin, ThreeTf32LabelsLikeFp64)
 		std::vector<float> x0((size_t) s.n * s.d);
 		for (auto &v : x0)
 			v = 3.0f + u(g);
-		auto		c0 = random_rows_init(x0, s.n, s.d, s.k, 5);
+		auto		c0 = pgkm_test::pick_rows(x0, s.d, s.k, 5);
 		std::vector<double> gap;
 		reference_labels(x0, s.n, s.d, s.k, c0, &gap);
 		std::vector<float> x;

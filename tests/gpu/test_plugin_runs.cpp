@@ -20,7 +20,7 @@ TEST(GpuPlugin, DeterministicModeIsBitIdentical)
 	for (int d : {2, 16, 100})
 	{
 		const int	k = 50;
-		auto		x = blobs(n, d, k, 3 + d);
+		auto		x = gpu_blobs(n, d, k, 3 + d);
 		PluginRun	a = plugin_run(x, n, d, k, plugin_config(1));
 		PluginRun	b = plugin_run(x, n, d, k, plugin_config(1));
 		EXPECT_EQ(a.centroids, b.centroids) << "d=" << d;
@@ -46,7 +46,7 @@ TEST(GpuPlugin, PrivateSumsMatchGlobalAtomics)
 	for (P s : {P {300001, 2, 8, false}, P {200000, 2, 8, true}, P {100003, 12, 64, false},
 				P {150000, 24, 40, true}, P {50000, 9, 1000, false}, P {60000, 100, 16, false}})
 	{
-		auto		x = blobs(s.n, s.d, s.k, 17 + s.d);
+		auto		x = gpu_blobs(s.n, s.d, s.k, 17 + s.d);
 		if (s.sorted)			/* long runs of one label: rows sorted by the first column */
 		{
 			std::vector<int64_t> idx(s.n);
@@ -60,7 +60,7 @@ TEST(GpuPlugin, PrivateSumsMatchGlobalAtomics)
 				std::copy_n(x.begin() + idx[i] * s.d, s.d, y.begin() + i * s.d);
 			x.swap(y);
 		}
-		const auto	init = random_rows_init(x, s.n, s.d, s.k, 3);
+		const auto	init = pgkm_test::pick_rows(x, s.d, s.k, 3);
 		pgkm_cuda_config det = plugin_config(1), fast = plugin_config(0);
 		PluginRun	priv = plugin_run(x, s.n, s.d, s.k, det, &init);
 		PluginRun	fpriv = plugin_run(x, s.n, s.d, s.k, fast, &init);
@@ -95,8 +95,8 @@ TEST(GpuPlugin, StreamingMatchesResident)
 	{
 		const int64_t n = s.n;
 		const int	d = s.d, k = s.k;
-		auto		x = blobs(n, d, k, 11 + d);
-		const auto	init = random_rows_init(x, n, d, k, 3);
+		auto		x = gpu_blobs(n, d, k, 11 + d);
+		const auto	init = pgkm_test::pick_rows(x, d, k, 3);
 		PluginRun	a = plugin_run(x, n, d, k, plugin_config(1), &init);
 		PluginRun	b = plugin_run(x, n, d, k, plugin_config(1, 6 << 20), &init);	/* 6 MB: many chunks */
 		EXPECT_FALSE(a.streamed) << "d=" << d;
@@ -122,7 +122,7 @@ TEST(GpuPlugin, InterruptStopsPromptlyAndFreesMemory)
 	ASSERT_NE(api(), nullptr);
 	const int64_t n = 2000000;
 	const int	d = 8, k = 64;
-	auto		x = blobs(n, d, k, 1);
+	auto		x = gpu_blobs(n, d, k, 1);
 	size_t		free0, tot;
 	cudaFree(0);
 	cudaMemGetInfo(&free0, &tot);
@@ -135,7 +135,7 @@ TEST(GpuPlugin, InterruptStopsPromptlyAndFreesMemory)
 	int			rc = api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err));
 	if (rc == 0)
 	{
-		std::vector<double> c = random_rows_init(x, n, d, k, 1);
+		std::vector<double> c = pgkm_test::pick_rows(x, d, k, 1);
 		ASSERT_EQ(api()->set_centroids(h, c.data(), err, sizeof(err)), 0);
 		std::vector<int64_t> sz(k);
 		pgkm_cuda_iter it;
@@ -153,7 +153,7 @@ TEST(GpuPlugin, OutOfMemoryIsAnError)
 	ASSERT_NE(api(), nullptr);
 	const int64_t n = 100000;
 	const int	d = 64, k = 4096;
-	auto		x = blobs(n, d, 16, 1);
+	auto		x = gpu_blobs(n, d, 16, 1);
 	pgkm_cuda_config cfg = plugin_config(1, 1 << 20);	/* less than the centroid buffers */
 	void	   *h = nullptr;
 	char		err[512] = "";
@@ -185,7 +185,7 @@ TEST(GpuPlugin, ConfigSwitchesReachThePlan)
 	ASSERT_NE(api(), nullptr);
 	const int64_t n = 5000;
 	const int	d = 16, k = 8;
-	auto		x = blobs(n, d, k, 2);
+	auto		x = gpu_blobs(n, d, k, 2);
 	auto		path_of = [&](const pgkm_cuda_config &cfg) {
 		void	   *h = nullptr;
 		char		err[512] = "";

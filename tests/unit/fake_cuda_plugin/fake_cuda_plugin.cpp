@@ -1,14 +1,16 @@
 /*
  * fake_cuda_plugin.cpp: a CPU stand-in for pg_kmeans_cuda.so that implements
- * the plugin ABI (cuda/pgkm_cuda_api.h) in plain fp64, so the engine's GPU
- * path (dlopen, ABI checks, host-side Lloyd driver, empty-cluster repair,
- * fallbacks, interrupts) is tested on machines without a GPU.
+ * the plugin ABI (cuda/pgkm_cuda_api.h) with the fp64 reference of
+ * tests/common/reference.h, so the engine's GPU path (dlopen, ABI checks,
+ * host-side Lloyd driver, empty-cluster repair, fallbacks, interrupts) is
+ * tested on machines without a GPU.
  * Environment switches (read at each call) inject failures:
  *   PGKM_FAKE_PROBE_FAIL=1   probe reports no device
  *   PGKM_FAKE_CREATE_FAIL=1  create fails with PGKM_ERR_NOMEM
  */
 #include "pgkm_cuda_api.h"
 #include "pgkm_engine.h"	/* status codes */
+#include "reference.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -46,33 +48,11 @@ interrupted(Run *r)
 	return r->cfg.interrupt && r->cfg.interrupt(r->cfg.interrupt_ctx) != 0;
 }
 
-double
-dist2(const Run *r, int64_t i, int32_t c)
-{
-	double		s = 0;
-	for (int32_t j = 0; j < r->d; j++)
-	{
-		double		t = (double) r->x[i * r->d + j] - r->c[(size_t) c * r->d + j];
-		s += t * t;
-	}
-	return s;
-}
-
+/* Nearest centroid of row i in fp64 (the reference's), its squared distance in *best. */
 int32_t
 nearest(const Run *r, int64_t i, double *best)
 {
-	int32_t		bi = 0;
-	*best = dist2(r, i, 0);
-	for (int32_t c = 1; c < r->k; c++)
-	{
-		double		v = dist2(r, i, c);
-		if (v < *best)
-		{
-			*best = v;
-			bi = c;
-		}
-	}
-	return bi;
+	return pgkm_test::nearest_fp64(r->x + i * r->d, r->c.data(), r->k, r->d, best);
 }
 
 int
@@ -140,9 +120,7 @@ iterate(void *h, pgkm_cuda_iter *out, double *centroids, int64_t *sizes, char *e
 		msg(err, len, "fake: interrupted");
 		return PGKM_INTERRUPTED;
 	}
-	const int32_t d = r->d, k = r->k;
-	std::vector<double> sums((size_t) k * d, 0.0);
-	std::fill(sizes, sizes + k, 0);
+	const int32_t k = r->k;
 	out->inertia = 0;
 	out->moved = 0;
 	for (int64_t i = 0; i < r->n; i++)
@@ -152,16 +130,8 @@ iterate(void *h, pgkm_cuda_iter *out, double *centroids, int64_t *sizes, char *e
 		out->inertia += best;
 		out->moved += l != r->labels[i];
 		r->labels[i] = l;
-		sizes[l]++;
-		for (int32_t j = 0; j < d; j++)
-			sums[(size_t) l * d + j] += r->x[i * d + j];
 	}
-	for (int32_t c = 0; c < k; c++)
-		for (int32_t j = 0; j < d; j++)
-		{
-			double		old = r->c[(size_t) c * d + j];
-			r->c[(size_t) c * d + j] = sizes[c] ? sums[(size_t) c * d + j] / (double) sizes[c] : old;
-		}
+	pgkm_test::ref_update(r->x, r->n, r->d, r->labels.data(), k, r->c.data(), sizes);
 	std::copy(r->c.begin(), r->c.end(), centroids);
 	return 0;
 }

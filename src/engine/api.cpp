@@ -1,0 +1,200 @@
+/*
+ * api.cpp: the engine's C entry points (pgkm_engine.h). Each one runs its
+ * work inside engine_guard, so no C++ exception crosses into the caller;
+ * argument checks that need no data pass live here, the run itself in
+ * driver.cpp.
+ */
+#include "cpu_assign.h"
+#include "driver.h"
+#include "errors.h"
+#include "gpu_plugin.h"
+#include "thread_pool.h"
+#include "util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+using namespace pgkm;
+
+extern "C" void
+pgkm_options_default(pgkm_options *opt)
+{
+	if (!opt)
+		return;
+	memset(opt, 0, sizeof(*opt));
+	opt->k = 0;
+	opt->max_iter = 300;
+	opt->tol = 1e-4;
+	opt->init = PGKM_INIT_KMEANSPP;
+	opt->initial_centroids = nullptr;
+	opt->n_init = 1;
+	opt->seed = 0;
+	opt->method = PGKM_METHOD_LLOYD;
+	opt->device = PGKM_DEVICE_AUTO;
+	opt->n_threads = 0;
+	opt->deterministic = 1;
+	opt->gpu_plugin_path = nullptr;
+	opt->gpu_memory_limit = 0;
+}
+
+/* Argument checks that need no data pass. */
+static void
+validate_options(int64_t n, int32_t d, const pgkm_options *opt)
+{
+	if (!opt)
+		throw EngineError(PGKM_ERR_INVALID, "options must not be NULL");
+	if (d < 1)
+		throw EngineError(PGKM_ERR_INVALID, fmt("the number of features must be at least 1 (got %d)", d));
+	if (n < 1)
+		throw EngineError(PGKM_ERR_INVALID, "no rows to cluster");
+	if (opt->k < 1)
+		throw EngineError(PGKM_ERR_INVALID, fmt("k must be at least 1 (got %d)", opt->k));
+	if (opt->k > n)
+		throw EngineError(PGKM_ERR_INVALID,
+						  fmt("k (%d) must not exceed the number of rows (%lld)", opt->k, (long long) n));
+	if (opt->max_iter < 1)
+		throw EngineError(PGKM_ERR_INVALID, fmt("max_iter must be at least 1 (got %d)", opt->max_iter));
+	if (!(opt->tol >= 0) || std::isinf(opt->tol))
+		throw EngineError(PGKM_ERR_INVALID, fmt("tol must be a finite number >= 0 (got %g)", opt->tol));
+	if (opt->n_init < 1)
+		throw EngineError(PGKM_ERR_INVALID, fmt("n_init must be at least 1 (got %d)", opt->n_init));
+	if (opt->init != PGKM_INIT_KMEANSPP && opt->init != PGKM_INIT_RANDOM && opt->init != PGKM_INIT_GIVEN)
+		throw EngineError(PGKM_ERR_INVALID, fmt("unknown init method %d", opt->init));
+	if (opt->init == PGKM_INIT_GIVEN && !opt->initial_centroids)
+		throw EngineError(PGKM_ERR_INVALID, "init GIVEN needs initial_centroids");
+	if (opt->method != PGKM_METHOD_LLOYD)
+		throw EngineError(PGKM_ERR_INVALID, fmt("unknown method %d (valid: lloyd)", opt->method));
+	if (opt->device != PGKM_DEVICE_AUTO && opt->device != PGKM_DEVICE_CPU && opt->device != PGKM_DEVICE_GPU)
+		throw EngineError(PGKM_ERR_INVALID, fmt("unknown device %d", opt->device));
+	if (opt->n_threads < 0)
+		throw EngineError(PGKM_ERR_INVALID, fmt("n_threads must be >= 0 (got %d)", opt->n_threads));
+	if ((double) d * (double) opt->k > 2.0e9)
+		throw EngineError(PGKM_ERR_INVALID, "k x d is too large");
+}
+
+extern "C" int
+pgkm_run_create(const float *x, int64_t n, int32_t d, const pgkm_options *opt,
+				pgkm_interrupt_fn interrupt, void *interrupt_ctx, pgkm_run **out,
+				char *err, size_t errlen)
+{
+	if (out)
+		*out = nullptr;
+	return engine_guard(err, errlen, [&]() -> int {
+		if (!out)
+			throw EngineError(PGKM_ERR_INVALID, "out must not be NULL");
+		validate_options(n, d, opt);
+		if (!x)
+			throw EngineError(PGKM_ERR_INVALID, "data must not be NULL");
+		*out = new pgkm_run(x, n, d, *opt, interrupt, interrupt_ctx);
+		return PGKM_OK;
+	});
+}
+
+extern "C" int
+pgkm_run_step(pgkm_run *run, pgkm_progress *progress, char *err, size_t errlen)
+{
+	if (progress)
+		memset(progress, 0, sizeof(*progress));
+	return engine_guard(err, errlen, [&]() -> int {
+		if (!run)
+			throw EngineError(PGKM_ERR_INVALID, "run must not be NULL");
+		return run->step(progress);
+	});
+}
+
+extern "C" int
+pgkm_run_result(const pgkm_run *r, pgkm_result *out)
+{
+	if (!r || !out || !r->result(out))
+		return PGKM_ERR_INVALID;
+	return PGKM_OK;
+}
+
+extern "C" void
+pgkm_run_free(pgkm_run *run)
+{
+	engine_guard(nullptr, 0, [&]() -> int {
+		delete run;
+		return PGKM_OK;
+	});
+}
+
+/*
+ * Upper bound of the engine's own allocations for this shape (the caller's
+ * float buffer excluded): labels and distances of the current and best run,
+ * k-means++ scratch, per-thread chunk tiles, centroid arrays, partial sums.
+ * GPU memory is the plugin's business; the host side is the same.
+ */
+extern "C" int64_t
+pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
+{
+	if (n < 0 || d < 1 || !opt)
+		return 0;
+	const double k = std::max<int32_t>(opt->k, 1);
+	const double threads = resolve_threads(opt->n_threads);
+	const double dn = (double) n, dd = d;
+	double		b = 0;
+	b += 2 * dn * (4 + 8);		/* labels + squared distances: current and best */
+	b += dn * 4;				/* CPU device's iteration labels */
+	if (opt->init == PGKM_INIT_KMEANSPP)
+	{
+		const double trials = 2 + std::floor(std::log(k));
+		b += dn * 4 + (dn / 1024 + 1) * 8 * (1 + trials);	/* D^2 (float), chunk sums, trial partials */
+		if (trials <= d)
+			b += dn * trials * 4;	/* every row's distance to each candidate */
+		else
+			b += threads * 1024 * trials * 4;
+	}
+	const double rows = (double) assign_chunk_rows(d, (int32_t) k);
+	b += threads * rows * (dd + k) * 4;	/* per-thread chunk tile + products */
+	b += threads * k * 8;		/* per-thread cluster counts */
+	b += k * dd * (8 * 8 + 4 * 2) + k * 64;	/* fp64 centroid arrays, float copies, sizes */
+	b += (dn / 65536 + 1) * dd * 8; /* statistics partials */
+	b += (dn / 64 + 1) * 8;		/* per-chunk inertia */
+	b += threads * (8 << 20);	/* thread stacks (virtual, counted anyway) */
+	return (int64_t) std::ceil(b);
+}
+
+extern "C" int
+pgkm_gpu_available(const char *plugin_path, char *info, size_t infolen)
+{
+	int			usable = 0;
+	int			st = engine_guard(info, infolen, [&]() -> int {
+		std::string why;
+		const CudaPlugin *p = load_cuda_plugin(plugin_path, &why);
+		usable = p != nullptr;
+		copy_message(info, infolen, p ? cuda_plugin_probe_info(p) : why);
+		return PGKM_OK;
+	});
+	return st == PGKM_OK ? usable : 0;
+}
+
+extern "C" int32_t
+pgkm_nearest(const double *centroids, int32_t k, int32_t d, const double *x, double *dist2)
+{
+	if (!centroids || !x || k < 1 || d < 1)
+		return -1;
+	int32_t		best = 0;
+	double		bd = std::numeric_limits<double>::infinity();
+	for (int32_t c = 0; c < k; c++)
+	{
+		double		s = 0;
+		const double *cc = centroids + (size_t) c * d;
+		for (int32_t j = 0; j < d; j++)
+		{
+			double		t = x[j] - cc[j];
+			s += t * t;
+		}
+		if (s < bd)
+		{
+			bd = s;
+			best = c;
+		}
+	}
+	if (dist2)
+		*dist2 = bd;
+	return best;
+}

@@ -1,0 +1,261 @@
+/*
+ * cpu_device.cpp: the multi-threaded CPU device: the assignment pass around
+ * an assignment method (cpu_assign.h), the exact distances, and the centroid
+ * update. k-means++ is kmeanspp_cpu.cpp.
+ *
+ * Determinism across thread counts: rows are cut into chunks whose size
+ * depends only on the shape (never on the thread count); floating-point
+ * partial sums are kept per chunk and reduced in chunk order, integer counts
+ * are order-free, and centroid sums are accumulated per cluster in row order
+ * by whichever thread owns that cluster. So n_threads = 1 and 7 give
+ * bit-identical results.
+ *
+ * Distances: the method finds the argmin in float32; the distance to the
+ * chosen centroid is then recomputed exactly as sum((x - c)^2) in fp64, which
+ * is what inertia and distances use.
+ */
+#include "cpu_assign.h"
+#include "device.h"
+#include "errors.h"
+#include "init.h"
+#include "thread_pool.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace pgkm
+{
+
+/*
+ * Rows per assignment chunk: the chunk's rows x k float products stay within
+ * ~64 KiB (L2-resident between sgemm and the argmin); at least 64 rows. The
+ * size depends on the shape only, never on the thread count.
+ */
+int64_t
+assign_chunk_rows(int32_t d, int32_t k)
+{
+	(void) d;
+	int64_t		rows = 16384 / std::max<int32_t>(k, 1);
+	rows = std::max<int64_t>(64, std::min<int64_t>(2048, rows));
+	return (rows + 63) / 64 * 64;
+}
+
+static inline double
+sqdist_exact(const float *x, const double *c, int32_t d)
+{
+	double		s = 0;
+	for (int32_t j = 0; j < d; j++)
+	{
+		double		t = (double) x[j] - c[j];
+		s += t * t;
+	}
+	return s;
+}
+
+class CpuDevice : public Device
+{
+public:
+	CpuDevice(const float *x, int64_t n, int32_t d, int32_t k, const double *mean,
+			  ThreadPool *pool)
+		: x_(x), n_(n), d_(d), kmax_(k), k_(k), pool_(pool),
+		  method_(make_lloyd_assign(x, d, k, mean, pool->size()))
+	{
+		labels_.assign(n, -1);
+		cent_.assign((size_t) k * d, 0.0);
+		sums_.assign((size_t) k * d, 0.0);
+		worker_sizes_.assign((size_t) pool->size() * k, 0);
+		worker_moved_.assign(pool->size(), 0);
+		worker_nearest_.resize(pool->size());
+	}
+
+	int32_t		kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potential) override
+	{
+		int32_t		found = kmeanspp_cpu(x_, n_, d_, k, seed, pool_, centroids, potential);
+		set_centroids(centroids, found);
+		return found;
+	}
+	void		set_centroids(const double *centroids, int32_t k) override;
+	void		iterate(IterStats *st, double *centroids, int64_t *sizes) override;
+	void		assign(int32_t *labels, double *dist2, int64_t *sizes, double *inertia) override;
+	std::string detail() const override
+	{
+		return std::to_string(pool_->size()) + (pool_->size() == 1 ? " thread" : " threads");
+	}
+	const char *name() const override { return "cpu"; }
+
+private:
+	void		assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *inertia,
+							int64_t *moved);
+	void		assign_chunk(int64_t r0, int64_t r1, int worker, int32_t *labels, double *dist2,
+							 int64_t *sizes, double *inertia, int64_t *moved);
+	void		update_centroids(const int64_t *sizes, double *centroids);
+
+	const float *x_;
+	int64_t		n_;
+	int32_t		d_;
+	int32_t		kmax_;
+	int32_t		k_;
+	ThreadPool *pool_;
+	std::unique_ptr<CpuAssign> method_;
+	std::vector<int32_t> labels_;	/* labels of the last iterate */
+	std::vector<double> cent_;		/* current centroids, fp64 */
+	std::vector<double> sums_;		/* centroid sums, fp64 */
+	std::vector<int64_t> worker_sizes_;
+	std::vector<int64_t> worker_moved_;
+	std::vector<std::vector<int32_t>> worker_nearest_;	/* a chunk's argmins */
+};
+
+void
+CpuDevice::set_centroids(const double *centroids, int32_t k)
+{
+	if (k < 1 || k > kmax_)
+		throw EngineError(PGKM_ERR_INTERNAL, "set_centroids: bad k");
+	method_->set_centroids(centroids, k);
+	k_ = k;
+	std::copy(centroids, centroids + (size_t) k * d_, cent_.begin());
+}
+
+/*
+ * Labels rows r0..r1-1 with their nearest centroid and adds exact fp64
+ * squared distances to *inertia.
+ */
+void
+CpuDevice::assign_chunk(int64_t r0, int64_t r1, int worker, int32_t *labels, double *dist2,
+						int64_t *sizes, double *inertia, int64_t *moved)
+{
+	const int32_t d = d_;
+	std::vector<int32_t> &best = worker_nearest_[worker];
+	best.resize(r1 - r0);
+	method_->nearest(r0, r1, worker, best.data());
+	double		part = 0;
+	int64_t		mv = 0;
+	for (int64_t i = r0; i < r1; i++)
+	{
+		const int32_t bi = best[i - r0];
+		double		e = sqdist_exact(x_ + i * d, cent_.data() + (size_t) bi * d, d);
+		part += e;
+		if (dist2)
+			dist2[i] = e;
+		if (labels[i] != bi)
+			mv++;
+		labels[i] = bi;
+		sizes[bi]++;
+	}
+	*inertia = part;
+	*moved += mv;
+}
+
+/* Full assignment pass: per-chunk inertia in chunk order, per-worker integer counts. */
+void
+CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *inertia,
+					   int64_t *moved)
+{
+	const int32_t k = k_;
+	const int64_t rows = assign_chunk_rows(d_, k);
+	const int64_t nchunks = (n_ + rows - 1) / rows;
+	std::vector<double> chunk_inertia(nchunks, 0.0);
+	std::fill(worker_sizes_.begin(), worker_sizes_.end(), 0);
+	std::fill(worker_moved_.begin(), worker_moved_.end(), 0);
+	pool_->parallel_for(nchunks, [&](int64_t ch, int w) {
+		int64_t		r0 = ch * rows, r1 = std::min(n_, r0 + rows);
+		assign_chunk(r0, r1, w, labels, dist2, worker_sizes_.data() + (size_t) w * kmax_,
+					 &chunk_inertia[ch], &worker_moved_[w]);
+	});
+	double		tot = 0;
+	for (double v : chunk_inertia)
+		tot += v;
+	*inertia = tot;
+	int64_t		mv = 0;
+	for (int w = 0; w < pool_->size(); w++)
+		mv += worker_moved_[w];
+	*moved = mv;
+	for (int32_t c = 0; c < k; c++)
+	{
+		int64_t		s = 0;
+		for (int w = 0; w < pool_->size(); w++)
+			s += worker_sizes_[(size_t) w * kmax_ + c];
+		sizes[c] = s;
+	}
+}
+
+/*
+ * New centroid = mean of its rows, summed in fp64 in row order. Clusters are
+ * split into contiguous ranges, one per task, balanced by size; each task
+ * scans the labels and sums only its own clusters' rows, so no partial sums
+ * need merging and the order never depends on threads. Empty clusters keep
+ * their previous centroid (the driver repairs them).
+ */
+void
+CpuDevice::update_centroids(const int64_t *sizes, double *centroids)
+{
+	const int32_t d = d_, k = k_;
+	int32_t		parts = std::min<int32_t>(k, pool_->size());
+	std::vector<int32_t> bounds(1, 0);
+	{
+		int64_t		acc = 0;
+		for (int32_t c = 0; c < k; c++)
+		{
+			acc += sizes[c];
+			if ((int32_t) bounds.size() < parts &&
+				acc >= (n_ * (int64_t) bounds.size()) / parts && c + 1 < k)
+				bounds.push_back(c + 1);
+		}
+		bounds.push_back(k);
+	}
+	const int32_t *lab = labels_.data();
+	pool_->parallel_for((int64_t) bounds.size() - 1, [&](int64_t p, int w) {
+		const int32_t c0 = bounds[p], c1 = bounds[p + 1];
+		std::fill(sums_.begin() + (size_t) c0 * d, sums_.begin() + (size_t) c1 * d, 0.0);
+		double	   *sums = sums_.data();
+		for (int64_t i = 0; i < n_; i++)
+		{
+			if ((i & 0xFFFF) == 0)
+				pool_->checkpoint(w);
+			int32_t		l = lab[i];
+			if (l < c0 || l >= c1)
+				continue;
+			const float *xi = x_ + i * d;
+			double	   *sr = sums + (size_t) l * d;
+			for (int32_t j = 0; j < d; j++)
+				sr[j] += (double) xi[j];
+		}
+		for (int32_t c = c0; c < c1; c++)
+		{
+			if (sizes[c] == 0)
+				continue;
+			const double inv = (double) sizes[c];
+			for (int32_t j = 0; j < d; j++)
+				centroids[(size_t) c * d + j] = sums[(size_t) c * d + j] / inv;
+		}
+	});
+}
+
+void
+CpuDevice::iterate(IterStats *st, double *centroids, int64_t *sizes)
+{
+	double		inertia;
+	int64_t		moved;
+	assign_pass(labels_.data(), nullptr, sizes, &inertia, &moved);
+	st->inertia = inertia;
+	st->moved = moved;
+	std::copy(cent_.begin(), cent_.begin() + (size_t) k_ * d_, centroids);
+	update_centroids(sizes, centroids);
+	set_centroids(centroids, k_);
+}
+
+void
+CpuDevice::assign(int32_t *labels, double *dist2, int64_t *sizes, double *inertia)
+{
+	int64_t		moved;
+	std::copy(labels_.begin(), labels_.end(), labels);
+	assign_pass(labels, dist2, sizes, inertia, &moved);
+}
+
+std::unique_ptr<Device>
+make_cpu_device(const float *x, int64_t n, int32_t d, int32_t k, const double *mean,
+				ThreadPool *pool)
+{
+	return std::unique_ptr<Device>(new CpuDevice(x, n, d, k, mean, pool));
+}
+
+}							/* namespace pgkm */

@@ -1,0 +1,391 @@
+/*
+ * driver.cpp: the run's state machine, shared by the CPU and GPU devices, so
+ * convergence, empty cluster repair and n_init selection are the same code on
+ * either device. Semantics follow scikit-learn 1.2's _kmeans_single_lloyd:
+ *   - tol is scaled by the mean per-feature variance of the data;
+ *   - each iteration assigns with the current centers, then recomputes them;
+ *   - stop when labels did not change (strict convergence) or when the sum
+ *     over clusters of squared center shifts <= scaled tol, or at max_iter;
+ *   - a final assignment against the final centers gives labels, distances
+ *     and inertia (sklearn skips it only when strictly converged, where it
+ *     gives the same labels); iterations counts the Lloyd updates done.
+ * Policies (documented in the README by the glue):
+ *   - empty cluster: FAISS-style split of the largest cluster (counted in
+ *     empty_cluster_repairs);
+ *   - fewer distinct points than k: k-means++ and random init return only
+ *     as many clusters as there are distinct points (result.k < k_requested);
+ *     with given centroids, clusters that cannot be filled are dropped at the
+ *     end (same signal). No empty cluster is ever returned.
+ *   - progress.inertia of the init step is the k-means++ potential on the
+ *     CPU, NaN where it is not computed (random, given, GPU k-means++).
+ */
+#include "driver.h"
+#include "errors.h"
+#include "gpu_plugin.h"
+#include "init.h"
+#include "rng.h"
+#include "stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace pgkm;
+
+/* Relative size of the symmetric perturbation used when splitting a cluster. */
+static constexpr double SPLIT_EPS = 1.0 / 1024.0;
+
+pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt,
+				   pgkm_interrupt_fn interrupt, void *interrupt_ctx)
+	: x_(x), n_(n), d_(d), opt_(opt), interrupt_(interrupt), interrupt_ctx_(interrupt_ctx)
+{
+	if (opt.init == PGKM_INIT_GIVEN)
+	{
+		size_t		kd = (size_t) opt.k * d;
+		given_.assign(opt.initial_centroids, opt.initial_centroids + kd);
+		for (size_t i = 0; i < kd; i++)
+			if (!std::isfinite(given_[i]))
+				throw EngineError(PGKM_ERR_INVALID,
+								  fmt("initial centroid %d feature %d is not finite",
+									  (int) (i / d), (int) (i % d)));
+		n_runs_ = 1;			/* like sklearn: several runs from one start are pointless */
+	}
+	else
+		n_runs_ = opt.n_init;
+	opt_.initial_centroids = nullptr;
+	opt_.gpu_plugin_path = nullptr;	/* not kept: the caller's string may go away */
+	pool_.reset(new ThreadPool(resolve_threads(opt.n_threads), interrupt, interrupt_ctx));
+	DataStats	stats = data_statistics(x, n, d, pool_.get());
+	tol_scaled_ = opt.tol == 0 ? 0 : stats.mean_var * opt.tol;
+	data_scale_ = stats.mean_var > 0 ? std::sqrt(stats.mean_var) : 1.0;
+	choose_device(opt.gpu_plugin_path);
+	if (!device_)
+		device_ = make_cpu_device(x, n, d, opt.k, stats.mean.data(), pool_.get());
+	device_name_ = device_->name();
+	device_detail_ = device_->detail();
+	size_t		kd = (size_t) opt.k * d;
+	cur_.centers.resize(kd);
+	old_centers_.resize(kd);
+	cur_.sizes.resize(opt.k);
+	cur_.labels.resize(n);
+	cur_.dist.resize(n);
+}
+
+/* The GPU device when asked for and usable; AUTO records why not (then the CPU runs). */
+void
+pgkm_run::choose_device(const char *plugin_path)
+{
+	const pgkm_options &o = opt_;
+	if (o.device != PGKM_DEVICE_GPU && o.device != PGKM_DEVICE_AUTO)
+		return;
+	std::string why;
+	const CudaPlugin *p = load_cuda_plugin(plugin_path, &why);
+	if (p)
+	{
+		try
+		{
+			device_ = make_gpu_device(p, x_, n_, d_, o.k, &opt_, interrupt_, interrupt_ctx_);
+		}
+		catch (const EngineError &e)
+		{
+			if (o.device == PGKM_DEVICE_GPU)
+				throw;
+			why = e.what();
+		}
+	}
+	if (!device_ && o.device == PGKM_DEVICE_GPU)
+		throw EngineError(PGKM_ERR_GPU_UNAVAILABLE, why);
+	if (!device_)
+		fallback_reason_ = why;
+}
+
+/*
+ * FAISS-style repair: each empty cluster takes the centroid of the currently
+ * largest cluster; the two are pushed apart by a small relative epsilon in
+ * opposite directions (alternating per feature), and the largest cluster's
+ * count is assumed split in two. Deterministic; returns the repairs done.
+ * A cluster that is empty again right after taking part in a split was
+ * split from identical points (fewer distinct points than k): it is given up
+ * (left empty, then dropped from the result) instead of split forever.
+ */
+int32_t
+pgkm_run::repair_empty_clusters()
+{
+	const int32_t d = d_, k = cur_.k;
+	double	   *centers = cur_.centers.data();
+	int32_t		repairs = 0;
+	std::vector<int64_t> sz(cur_.sizes.begin(), cur_.sizes.begin() + k);
+	std::vector<char> split_now(k, 0);
+	for (int32_t ci = 0; ci < k; ci++)
+	{
+		if (sz[ci] != 0)
+			continue;
+		if (split_last_[ci])
+			split_futile_[ci] = 1;
+		if (split_futile_[ci])
+			continue;
+		int32_t		cj = 0;
+		for (int32_t c = 1; c < k; c++)
+			if (sz[c] > sz[cj])
+				cj = c;
+		if (sz[cj] < 2)
+			break;				/* nothing left to split */
+		double	   *a = centers + (size_t) ci * d;
+		double	   *b = centers + (size_t) cj * d;
+		for (int32_t j = 0; j < d; j++)
+		{
+			double		delta = SPLIT_EPS * (std::fabs(b[j]) + data_scale_);
+			double		sgn = (j % 2 == 0) ? 1.0 : -1.0;
+			a[j] = b[j] + sgn * delta;
+			b[j] = b[j] - sgn * delta;
+		}
+		sz[ci] = sz[cj] / 2;
+		sz[cj] -= sz[ci];
+		split_now[ci] = split_now[cj] = 1;
+		repairs++;
+	}
+	split_last_.swap(split_now);
+	return repairs;
+}
+
+/*
+ * No empty cluster is returned: clusters still empty after the final
+ * assignment (only possible with fewer distinct points than k) are dropped
+ * and labels renumbered, so result.k < k_requested says so.
+ */
+void
+pgkm_run::drop_empty_clusters()
+{
+	const int32_t d = d_, k = cur_.k;
+	std::vector<int32_t> map(k, -1);
+	int32_t		kept = 0;
+	for (int32_t c = 0; c < k; c++)
+		if (cur_.sizes[c] > 0)
+		{
+			if (kept != c)
+			{
+				std::copy(cur_.centers.begin() + (size_t) c * d,
+						  cur_.centers.begin() + (size_t) (c + 1) * d,
+						  cur_.centers.begin() + (size_t) kept * d);
+				std::copy(cur_.init_centers.begin() + (size_t) c * d,
+						  cur_.init_centers.begin() + (size_t) (c + 1) * d,
+						  cur_.init_centers.begin() + (size_t) kept * d);
+				cur_.sizes[kept] = cur_.sizes[c];
+			}
+			map[c] = kept++;
+		}
+	if (kept == k)
+		return;
+	for (int32_t &l : cur_.labels)
+		l = map[l];
+	cur_.init_centers.resize((size_t) kept * d);
+	cur_.k = kept;
+}
+
+void
+pgkm_run::fill_progress(pgkm_progress *p, int32_t iteration, double inertia, int64_t moved) const
+{
+	if (!p)
+		return;
+	p->run = run_;
+	p->iteration = iteration;
+	p->inertia = inertia;
+	p->moved = moved;
+	p->elapsed_s = clock_.seconds();
+}
+
+void
+pgkm_run::step_init(pgkm_progress *progress)
+{
+	uint64_t	seed = derive_seed(opt_.seed, run_);
+	double		potential = std::numeric_limits<double>::quiet_NaN();
+	double	   *centers = cur_.centers.data();
+	int32_t		k;
+	switch (opt_.init)
+	{
+		case PGKM_INIT_KMEANSPP:
+			k = device_->kmeanspp(seed, opt_.k, centers, &potential);
+			break;
+		case PGKM_INIT_RANDOM:
+			k = random_init(x_, n_, d_, opt_.k, seed, pool_.get(), centers);
+			device_->set_centroids(centers, k);
+			break;
+		default:
+			k = opt_.k;
+			std::copy(given_.begin(), given_.end(), cur_.centers.begin());
+			device_->set_centroids(centers, k);
+			break;
+	}
+	cur_.k = k;
+	cur_.init_centers.assign(cur_.centers.begin(), cur_.centers.begin() + (size_t) k * d_);
+	cur_.iterations = 0;
+	cur_.repairs = 0;
+	cur_.converged = false;
+	split_last_.assign(k, 0);
+	split_futile_.assign(k, 0);
+	phase_ = Phase::Iterate;
+	fill_progress(progress, 0, potential, 0);
+}
+
+void
+pgkm_run::step_iterate(pgkm_progress *progress)
+{
+	const int32_t k = cur_.k;
+	const size_t kd = (size_t) k * d_;
+	std::copy(cur_.centers.begin(), cur_.centers.begin() + kd, old_centers_.begin());
+	IterStats	st;
+	device_->iterate(&st, cur_.centers.data(), cur_.sizes.data());
+	/*
+	 * A run's first iteration compares with "no labels" (sklearn starts from
+	 * -1), whatever a device remembers from an earlier run of this n_init.
+	 */
+	if (cur_.iterations == 0)
+		st.moved = n_;
+	int32_t		repaired = repair_empty_clusters();
+	if (repaired > 0)
+		device_->set_centroids(cur_.centers.data(), k);
+	cur_.repairs += repaired;
+	cur_.iterations++;
+	fill_progress(progress, cur_.iterations, st.inertia, st.moved);
+	if (repaired > 0)
+	{
+		/* split clusters need at least one Lloyd update before any stop test */
+		if (cur_.iterations >= opt_.max_iter)
+			phase_ = Phase::Final;
+		return;
+	}
+	if (st.moved == 0)
+	{
+		cur_.converged = true;	/* strict convergence: labels unchanged */
+		phase_ = Phase::Final;
+		return;
+	}
+	double		shift = 0;
+	for (size_t i = 0; i < kd; i++)
+	{
+		double		t = cur_.centers[i] - old_centers_[i];
+		shift += t * t;
+	}
+	if (shift <= tol_scaled_)
+	{
+		cur_.converged = true;
+		phase_ = Phase::Final;
+	}
+	else if (cur_.iterations >= opt_.max_iter)
+		phase_ = Phase::Final;
+}
+
+void
+pgkm_run::step_final(pgkm_progress *progress)
+{
+	const int32_t d = d_;
+	double		inertia = 0;
+	device_->assign(cur_.labels.data(), cur_.dist.data(), cur_.sizes.data(), &inertia);
+	drop_empty_clusters();
+	const int32_t k = cur_.k;
+	cur_.inertia = inertia;
+	cur_.run = run_;
+	fill_progress(progress, cur_.iterations, inertia, 0);
+	if (!have_best_ || inertia < best_.inertia)
+	{
+		have_best_ = true;
+		best_.inertia = inertia;
+		best_.k = k;
+		best_.iterations = cur_.iterations;
+		best_.converged = cur_.converged;
+		best_.run = cur_.run;
+		best_.repairs = cur_.repairs;
+		best_.centers.assign(cur_.centers.begin(), cur_.centers.begin() + (size_t) k * d);
+		best_.init_centers = cur_.init_centers;
+		best_.sizes.assign(cur_.sizes.begin(), cur_.sizes.begin() + k);
+		std::swap(best_.labels, cur_.labels);
+		std::swap(best_.dist, cur_.dist);
+		if (cur_.labels.size() != (size_t) n_)
+			cur_.labels.resize(n_);
+		if (cur_.dist.size() != (size_t) n_)
+			cur_.dist.resize(n_);
+	}
+	run_++;
+	if (run_ < n_runs_)
+	{
+		phase_ = Phase::Init;
+		return;
+	}
+	finish();
+}
+
+/* Per-cluster inertia (in row order) and Euclidean distances; frees what the result does not need. */
+void
+pgkm_run::finish()
+{
+	best_cluster_inertia_.assign(best_.k, 0.0);
+	for (int64_t i = 0; i < n_; i++)
+		best_cluster_inertia_[best_.labels[i]] += best_.dist[i];
+	for (double &v : best_.dist)
+		v = std::sqrt(v);
+	std::vector<int32_t>().swap(cur_.labels);
+	std::vector<double>().swap(cur_.dist);
+	device_.reset();
+	pool_.reset();
+	elapsed_ = clock_.seconds();
+	phase_ = Phase::Done;
+}
+
+int
+pgkm_run::step(pgkm_progress *progress)
+{
+	try
+	{
+		switch (phase_)
+		{
+			case Phase::Init:
+				step_init(progress);
+				return PGKM_OK;
+			case Phase::Iterate:
+				step_iterate(progress);
+				return PGKM_OK;
+			case Phase::Final:
+				step_final(progress);
+				return phase_ == Phase::Done ? PGKM_DONE : PGKM_OK;
+			case Phase::Done:
+				return PGKM_DONE;
+			case Phase::Failed:
+				throw EngineError(PGKM_ERR_INVALID, "this run failed or was interrupted; free it");
+		}
+	}
+	catch (...)
+	{
+		phase_ = Phase::Failed;
+		throw;
+	}
+	return PGKM_ERR_INTERNAL;
+}
+
+bool
+pgkm_run::result(pgkm_result *out) const
+{
+	if (phase_ != Phase::Done)
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->n = n_;
+	out->d = d_;
+	out->k = best_.k;
+	out->k_requested = opt_.k;
+	out->centroids = best_.centers.data();
+	out->initial_centroids = best_.init_centers.data();
+	out->labels = best_.labels.data();
+	out->distances = best_.dist.data();
+	out->sizes = best_.sizes.data();
+	out->cluster_inertia = best_cluster_inertia_.data();
+	out->inertia = best_.inertia;
+	out->iterations = best_.iterations;
+	out->converged = best_.converged ? 1 : 0;
+	out->best_run = best_.run;
+	out->empty_cluster_repairs = best_.repairs;
+	out->elapsed_s = elapsed_;
+	out->device = device_name_.c_str();
+	out->device_detail = device_detail_.c_str();
+	out->fallback_reason = fallback_reason_.c_str();
+	return true;
+}

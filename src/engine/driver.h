@@ -1,0 +1,107 @@
+/*
+ * driver.h: one k-means run as a state machine stepped by the C API
+ * (api.cpp): init -> iterate* -> final assignment, n_init times, keeping the
+ * best. The driver holds the policy (convergence, empty clusters, n_init);
+ * a Device (device.h) does the passes over the data.
+ */
+#ifndef PGKM_DRIVER_H
+#define PGKM_DRIVER_H
+
+#include "device.h"
+#include "pgkm_engine.h"
+#include "thread_pool.h"
+#include "util.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+/* The opaque handle of pgkm_engine.h. */
+struct pgkm_run
+{
+public:
+	/*
+	 * Checks the given centroids, reads the data statistics and picks the
+	 * device; throws EngineError or Interrupted. opt is validated already;
+	 * x must outlive the run.
+	 */
+	pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt,
+			 pgkm_interrupt_fn interrupt, void *interrupt_ctx);
+
+	/* One bounded unit of work: PGKM_OK (more to do) or PGKM_DONE; throws on failure. */
+	int			step(pgkm_progress *progress);
+
+	/* The best run's result; false until the run is done. */
+	bool		result(pgkm_result *out) const;
+
+private:
+	enum class Phase
+	{
+		Init,
+		Iterate,
+		Final,
+		Done,
+		Failed
+	};
+
+	/* What a finished run leaves: the current one while it runs, then the best. */
+	struct Outcome
+	{
+		int32_t		k = 0;
+		std::vector<double> centers, init_centers;
+		std::vector<int64_t> sizes;
+		std::vector<int32_t> labels;
+		std::vector<double> dist;	/* squared until Done, then Euclidean */
+		double		inertia = 0;
+		int32_t		iterations = 0;
+		bool		converged = false;
+		int32_t		run = 0;
+		int32_t		repairs = 0;
+	};
+
+	void		choose_device(const char *plugin_path);
+	void		step_init(pgkm_progress *progress);
+	void		step_iterate(pgkm_progress *progress);
+	void		step_final(pgkm_progress *progress);
+	void		finish();
+	int32_t		repair_empty_clusters();
+	void		drop_empty_clusters();
+	void		fill_progress(pgkm_progress *p, int32_t iteration, double inertia,
+							  int64_t moved) const;
+
+	/* the input */
+	const float *x_;
+	int64_t		n_;
+	int32_t		d_;
+	pgkm_options opt_;
+	pgkm_interrupt_fn interrupt_;
+	void	   *interrupt_ctx_;
+	std::vector<double> given_;	/* INIT_GIVEN centroids */
+	pgkm::Stopwatch clock_;
+
+	/* what every run of n_init shares */
+	std::unique_ptr<pgkm::ThreadPool> pool_;
+	std::unique_ptr<pgkm::Device> device_;
+	double		tol_scaled_ = 0;
+	double		data_scale_ = 1;
+	int			n_runs_ = 1;
+
+	/* the current run */
+	Phase		phase_ = Phase::Init;
+	int			run_ = 0;
+	Outcome		cur_;
+	std::vector<double> old_centers_;
+	std::vector<char> split_last_;	/* cluster took part in a split last iteration */
+	std::vector<char> split_futile_;	/* a split of this cluster did not separate points: stop */
+
+	/* the best run so far, then the result */
+	bool		have_best_ = false;
+	Outcome		best_;
+	std::vector<double> best_cluster_inertia_;
+	std::string device_name_ = "cpu";
+	std::string device_detail_;
+	std::string fallback_reason_;
+	double		elapsed_ = 0;
+};
+
+#endif							/* PGKM_DRIVER_H */

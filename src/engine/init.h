@@ -1,0 +1,34 @@
+/*
+ * init.h: the initial centroids computed on the host. Random init works on
+ * the host for every device (the driver hands its rows to the device);
+ * k-means++ is a device operation (Device::kmeanspp): the CPU device's is
+ * here, the GPU's lives in the CUDA plugin.
+ */
+#ifndef PGKM_INIT_H
+#define PGKM_INIT_H
+
+#include <cstdint>
+
+namespace pgkm
+{
+
+class ThreadPool;
+
+/*
+ * 'random' init: k distinct rows of x (n x d) in a seeded random order,
+ * written to centers (k x d fp64); returns how many were found (fewer than k
+ * when the data has fewer distinct rows). Polls the pool for interrupts.
+ */
+int32_t		random_init(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed,
+						ThreadPool *pool, double *centers);
+
+/*
+ * Greedy k-means++ on the CPU (scikit-learn's variant): writes the centers
+ * (k x d fp64) and the final potential, returns the number found.
+ */
+int32_t		kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed,
+						 ThreadPool *pool, double *centers, double *potential);
+
+}							/* namespace pgkm */
+
+#endif							/* PGKM_INIT_H */

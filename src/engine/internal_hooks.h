@@ -1,0 +1,27 @@
+/*
+ * internal_hooks.h: tuning and test hooks, deliberately not in pgkm_engine.h.
+ * Each is process-wide and returns the previous value.
+ */
+#ifndef PGKM_INTERNAL_HOOKS_H
+#define PGKM_INTERNAL_HOOKS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The smallest d that uses the GEMM distance form (default 8). */
+int32_t		pgkm_internal_set_gemm_min_d(int32_t d);
+
+/* k-means++ row skipping on (1, default) or off (0). */
+int32_t		pgkm_internal_set_kpp_pruning(int32_t on);
+
+/* The driver library required before loading the plugin ("" = none). */
+const char *pgkm_internal_set_driver_library(const char *soname);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* PGKM_INTERNAL_HOOKS_H */

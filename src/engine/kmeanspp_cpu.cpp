@@ -1,0 +1,324 @@
+/*
+ * kmeanspp_cpu.cpp: greedy k-means++ on the CPU (init.h), with exact
+ * triangle-inequality row skipping and SIMD candidate distances.
+ */
+#include "init.h"
+#include "internal_hooks.h"
+#include "rng.h"
+#include "simd.h"
+#include "thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace pgkm
+{
+
+/* Rows per chunk for k-means++ candidate evaluation. */
+static constexpr int64_t KPP_CHUNK = 1024;
+
+static inline float
+sqdist_f(const float *a, const float *b, int32_t d)
+{
+	float		s = 0;
+	for (int32_t j = 0; j < d; j++)
+	{
+		float		t = a[j] - b[j];
+		s += t * t;
+	}
+	return s;
+}
+
+/*
+ * k-means++ distances: squared distances of the listed rows of x (offsets
+ * into x) to the candidates held transposed in ct (d x tp, tp a multiple of
+ * 8), written to out[row * tp + t]. Each distance is summed over features in
+ * order exactly as sqdist_f does (no FMA in either clone), so a lane gives the
+ * same float as sqdist_f(x_row, candidate) whatever else is computed.
+ */
+PGKM_TARGET_CLONES static void
+kpp_dists(const float *x, int32_t d, const int32_t *rows, int64_t cnt, const float *ct,
+		  int32_t tp, float *out)
+{
+	constexpr int R = 8;		/* rows in flight: independent accumulators */
+	for (int64_t g = 0; g < cnt; g += R)
+	{
+		const int64_t nr = std::min<int64_t>(R, cnt - g);
+		const float *xr[R];
+		for (int r = 0; r < R; r++)
+			xr[r] = x + (int64_t) rows[g + std::min<int64_t>(r, nr - 1)] * d;
+		for (int32_t b = 0; b < tp; b += 8)
+		{
+			vf8			acc[R] = {};
+			for (int32_t j = 0; j < d; j++)
+			{
+				vf8			cv;
+				memcpy(&cv, ct + (size_t) j * tp + b, sizeof(cv));
+				for (int r = 0; r < R; r++)
+				{
+					vf8			t = splat(xr[r][j]) - cv;
+					acc[r] += t * t;
+				}
+			}
+			for (int64_t r = 0; r < nr; r++)
+				memcpy(out + (size_t) rows[g + r] * tp + b, &acc[r], sizeof(vf8));
+		}
+	}
+}
+
+/* k-means++ skips rows proven unaffected (1, default) or computes all (0): a test hook. */
+static std::atomic<int32_t> kpp_pruning {1};
+
+extern "C" int32_t
+pgkm_internal_set_kpp_pruning(int32_t on)
+{
+	return kpp_pruning.exchange(on);
+}
+
+/*
+ * Greedy k-means++ as scikit-learn does it: first center uniform, then per
+ * center 2 + floor(ln k) candidates drawn with probability proportional to
+ * D^2, keeping the one that minimises the new potential. Stops early (fewer
+ * centers) when every remaining D^2 is 0, i.e. the data has fewer distinct
+ * points than k. Candidates always have D^2 > 0, so centers are distinct.
+ *
+ * D^2 are floats summed in feature order (sqdist_f). Each row remembers its
+ * closest center; by the triangle inequality a candidate at distance A from
+ * that center cannot be closer than it when A >= 2 D, so with a margin for
+ * the float rounding of both sums (A^2 >= 4 (1 + m) D^2) the row's
+ * min(D^2, dist) is D^2 without computing dist. Skipping is therefore exact:
+ * the result is bit-identical with pruning off (test hook) and, with per-chunk
+ * sums reduced in chunk order, for any thread count.
+ */
+int32_t
+kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, ThreadPool *pool,
+			 double *centroids, double *potential)
+{
+	const int64_t nchunks = (n + KPP_CHUNK - 1) / KPP_CHUNK;
+	const int	trials = 2 + (int) std::log((double) k);
+	const int32_t tp = (trials + 7) / 8 * 8;	/* candidate lanes */
+	const int	nw = pool->size();
+	SplitMix64	rng(seed);
+	std::vector<float> closest(n);
+	std::vector<int32_t> owner(n);	/* index of the closest center */
+	std::vector<double> csum(nchunks);
+	std::vector<double> tpart((size_t) nchunks * trials);
+	std::vector<float> cand((size_t) trials * d), ct((size_t) d * tp, 0.0f);
+	std::vector<float> cf((size_t) k * d);	/* centers so far, float rows */
+	std::vector<double> cc((size_t) trials * k);	/* ||candidate t - center j||^2 */
+	std::vector<double> mincc(k);	/* min over candidates */
+
+	/*
+	 * Skip test: a bound of the candidate-center distance^2 far enough above
+	 * D^2. Both float sums carry a relative error below delta = (d + 3) u
+	 * (u = 2^-24); m = 8 delta + 1e-6 covers both with room to spare.
+	 */
+	const bool	prune = kpp_pruning.load(std::memory_order_relaxed) != 0;
+	const double thr = 4.0 * (1.0 + 8.0 * (d + 3) * 0x1p-24 + 1e-6);
+	auto		unaffected = [&](double a2, int64_t i) {
+		return prune && a2 >= thr * (double) closest[i] + 1e-30;
+	};
+
+	/*
+	 * The trial pass keeps the distances it computed (row-indexed, n x tp)
+	 * when that costs at most the data's own size, so the winner's need no
+	 * recomputation; otherwise (small d) they are recomputed. Shape only.
+	 */
+	const bool	keep_trials = tp <= d;
+	std::vector<float> tdist(keep_trials ? (size_t) n * tp : 0);
+	std::vector<std::vector<int32_t>> wlist(nw);
+	std::vector<std::vector<float>> wdist(nw);
+
+	auto		load_candidate = [&](int t, int64_t row) {
+		for (int32_t j = 0; j < d; j++)
+		{
+			cand[(size_t) t * d + j] = x[row * d + j];
+			ct[(size_t) j * tp + t] = x[row * d + j];
+		}
+	};
+	auto		set_center = [&](int32_t c, int64_t row) {
+		for (int32_t j = 0; j < d; j++)
+		{
+			centroids[(size_t) c * d + j] = (double) x[row * d + j];
+			cf[(size_t) c * d + j] = x[row * d + j];
+		}
+	};
+	/* distances of the chunk's listed rows: into tdist, or the worker's buffer */
+	auto		chunk_dists = [&](int64_t r0, int64_t r1, int w) -> float * {
+		const std::vector<int32_t> &list = wlist[w];
+		float	   *dist;
+		if (keep_trials)
+			dist = tdist.data() + (size_t) r0 * tp;
+		else
+		{
+			wdist[w].resize((size_t) (r1 - r0) * tp);
+			dist = wdist[w].data();
+		}
+		kpp_dists(x + r0 * d, d, list.data(), (int64_t) list.size(), ct.data(), tp, dist);
+		return dist;
+	};
+	/* first index whose running D^2 sum reaches r, restricted to D^2 > 0 */
+	auto		sample = [&](double r) -> int64_t {
+		double		cum = 0;
+		for (int64_t ch = 0; ch < nchunks; ch++)
+		{
+			if (csum[ch] > 0 && cum + csum[ch] >= r)
+			{
+				int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
+				int64_t		last = -1;
+				for (int64_t i = r0; i < r1; i++)
+				{
+					if (closest[i] <= 0)
+						continue;
+					cum += closest[i];
+					last = i;
+					if (cum >= r)
+						return i;
+				}
+				return last;
+			}
+			cum += csum[ch];
+		}
+		for (int64_t i = n - 1; i >= 0; i--)
+			if (closest[i] > 0)
+				return i;
+		return 0;
+	};
+	auto		total = [&]() {
+		double		pot = 0;
+		for (double v : csum)
+			pot += v;
+		return pot;
+	};
+
+	/* first center: every row's D^2 */
+	int64_t		first = rng.below(n);
+	set_center(0, first);
+	load_candidate(0, first);
+	pool->parallel_for(nchunks, [&](int64_t ch, int w) {
+		int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
+		std::vector<int32_t> &list = wlist[w];
+		list.resize(r1 - r0);
+		for (int64_t i = 0; i < r1 - r0; i++)
+			list[i] = (int32_t) i;
+		const float *dist = chunk_dists(r0, r1, w);
+		double		s = 0;
+		for (int64_t i = r0; i < r1; i++)
+		{
+			closest[i] = dist[(size_t) (i - r0) * tp];
+			owner[i] = 0;
+			s += closest[i];
+		}
+		csum[ch] = s;
+	});
+	double		pot = total();
+	int32_t		found = 1;
+	std::vector<int64_t> ids(trials);
+	while (found < k && pot > 0)
+	{
+		for (int t = 0; t < trials; t++)
+		{
+			ids[t] = sample(rng.uniform() * pot);
+			load_candidate(t, ids[t]);
+		}
+		/* candidate-center distances (fp64) and their minimum per center */
+		const int64_t cblk = 64;
+		pool->parallel_for((found + cblk - 1) / cblk, [&](int64_t b, int) {
+			for (int64_t c = b * cblk; c < std::min<int64_t>(found, (b + 1) * cblk); c++)
+			{
+				double		mn = std::numeric_limits<double>::infinity();
+				for (int t = 0; t < trials; t++)
+				{
+					double		s = 0;
+					for (int32_t j = 0; j < d; j++)
+					{
+						double		v = (double) cand[(size_t) t * d + j] - (double) cf[(size_t) c * d + j];
+						s += v * v;
+					}
+					cc[(size_t) t * k + c] = s;
+					mn = std::min(mn, s);
+				}
+				mincc[c] = mn;
+			}
+		});
+		/* potential with each candidate added, per chunk in row order */
+		pool->parallel_for(nchunks, [&](int64_t ch, int w) {
+			int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
+			std::vector<int32_t> &list = wlist[w];
+			list.clear();
+			for (int64_t i = r0; i < r1; i++)
+				if (!unaffected(mincc[owner[i]], i))
+					list.push_back((int32_t) (i - r0));
+			const float *dist = chunk_dists(r0, r1, w);
+			double		acc[64];
+			double	   *sum = trials <= 64 ? acc : &tpart[(size_t) ch * trials];
+			std::fill(sum, sum + trials, 0.0);
+			size_t		li = 0;
+			for (int64_t i = r0; i < r1; i++)
+			{
+				const float ci = closest[i];
+				if (li < list.size() && list[li] == i - r0)
+				{
+					const float *dr = dist + (size_t) (i - r0) * tp;
+					for (int t = 0; t < trials; t++)
+						sum[t] += std::min(ci, dr[t]);
+					li++;
+				}
+				else
+					for (int t = 0; t < trials; t++)
+						sum[t] += ci;
+			}
+			if (sum == acc)
+				std::copy(acc, acc + trials, &tpart[(size_t) ch * trials]);
+		});
+		int			best = 0;
+		double		best_pot = 0;
+		for (int t = 0; t < trials; t++)
+		{
+			double		s = 0;
+			for (int64_t ch = 0; ch < nchunks; ch++)
+				s += tpart[(size_t) ch * trials + t];
+			if (t == 0 || s < best_pot)
+			{
+				best = t;
+				best_pot = s;
+			}
+		}
+		set_center(found, ids[best]);
+		/* closest = min(closest, D^2 to the winner); rows it cannot reach keep theirs */
+		const double *ccb = cc.data() + (size_t) best * k;
+		const float *cb = cand.data() + (size_t) best * d;
+		pool->parallel_for(nchunks, [&](int64_t ch, int) {
+			int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
+			double		s = 0;
+			for (int64_t i = r0; i < r1; i++)
+			{
+				float		v = closest[i];
+				if (!unaffected(ccb[owner[i]], i))
+				{
+					float		db = keep_trials ? tdist[(size_t) i * tp + best]
+						: sqdist_f(x + i * d, cb, d);
+					if (db < v)
+					{
+						v = db;
+						owner[i] = found;
+					}
+				}
+				closest[i] = v;
+				s += v;
+			}
+			csum[ch] = s;
+		});
+		pot = total();
+		found++;
+	}
+	if (potential)
+		*potential = pot;
+	return found;
+}
+
+}							/* namespace pgkm */

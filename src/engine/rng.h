@@ -1,0 +1,47 @@
+/*
+ * rng.h: the engine's seeded random numbers. Header-only and free of engine
+ * types, so the CUDA plugin's host code can draw the same stream.
+ *
+ * SplitMix64 is tiny, fast and fully specified, so a seed means the same
+ * stream on every platform and compiler.
+ */
+#ifndef PGKM_RNG_H
+#define PGKM_RNG_H
+
+#include <cstdint>
+
+namespace pgkm
+{
+
+struct SplitMix64
+{
+	uint64_t	state;
+	explicit SplitMix64(uint64_t seed) : state(seed) {}
+	uint64_t	next()
+	{
+		uint64_t	z = (state += 0x9E3779B97F4A7C15ULL);
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+		return z ^ (z >> 31);
+	}
+	/* uniform in [0, 1) with 53 random bits */
+	double		uniform() { return (double) (next() >> 11) * 0x1.0p-53; }
+	/* uniform integer in [0, n), n > 0 (multiply-shift; bias < n / 2^64) */
+	int64_t		below(int64_t n)
+	{
+		return (int64_t) (((unsigned __int128) next() * (uint64_t) n) >> 64);
+	}
+};
+
+/* Seed of run r among n_init: decorrelated from neighbouring seeds and runs. */
+inline uint64_t
+derive_seed(uint64_t seed, int run)
+{
+	SplitMix64	r(seed ^ (0xD1B54A32D192ED03ULL * (uint64_t) (run + 1)));
+	r.next();
+	return r.next();
+}
+
+}							/* namespace pgkm */
+
+#endif							/* PGKM_RNG_H */

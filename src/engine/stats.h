@@ -1,0 +1,30 @@
+/*
+ * stats.h: the data statistics pass that precedes every run.
+ */
+#ifndef PGKM_STATS_H
+#define PGKM_STATS_H
+
+#include <cstdint>
+#include <vector>
+
+namespace pgkm
+{
+
+class ThreadPool;
+
+struct DataStats
+{
+	std::vector<double> mean;	/* column means */
+	double		mean_var = 0;	/* mean per-feature variance */
+};
+
+/*
+ * Column means and the mean per-feature variance of x (n x d float32), in
+ * fp64, the same for any thread count. Rejects NaN and infinite values with
+ * an EngineError naming the first bad row and feature.
+ */
+DataStats	data_statistics(const float *x, int64_t n, int32_t d, ThreadPool *pool);
+
+}							/* namespace pgkm */
+
+#endif							/* PGKM_STATS_H */

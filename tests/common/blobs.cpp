@@ -1,0 +1,53 @@
+/*
+ * blobs.cpp: seeded test data (blobs.h).
+ */
+#include "blobs.h"
+
+#include <algorithm>
+#include <random>
+
+namespace pgkm_test
+{
+
+std::vector<float>
+blobs(int64_t n, int32_t d, int centers, uint64_t seed, double spread, double box,
+	  std::vector<double> *centres_out)
+{
+	std::mt19937_64 g(seed);
+	std::uniform_real_distribution<double> u(-box, box);
+	std::normal_distribution<double> z(0, spread);
+	std::vector<double> c((size_t) centers * d);
+	for (auto &v : c)
+		v = u(g);
+	std::vector<float> x((size_t) n * d);
+	for (int64_t i = 0; i < n; i++)
+	{
+		int64_t		b = (int64_t) (g() % (uint64_t) centers);
+		for (int32_t j = 0; j < d; j++)
+			x[(size_t) i * d + j] = (float) (c[(size_t) b * d + j] + z(g));
+	}
+	if (centres_out)
+		*centres_out = c;
+	return x;
+}
+
+std::vector<double>
+pick_rows(const std::vector<float> &x, int32_t d, int k, uint64_t seed)
+{
+	int64_t		n = (int64_t) x.size() / d;
+	std::mt19937_64 g(seed);
+	std::vector<double> c;
+	std::vector<int64_t> used;
+	while ((int) used.size() < k)
+	{
+		int64_t		i = (int64_t) (g() % (uint64_t) n);
+		if (std::find(used.begin(), used.end(), i) != used.end())
+			continue;
+		used.push_back(i);
+		for (int32_t j = 0; j < d; j++)
+			c.push_back(x[(size_t) i * d + j]);
+	}
+	return c;
+}
+
+}							/* namespace pgkm_test */

@@ -1,0 +1,29 @@
+/*
+ * blobs.h: seeded test data shared by the unit tests and the benchmarks.
+ * Plain C++ (no test framework), so any test or benchmark can use it.
+ */
+#ifndef PGKM_TEST_BLOBS_H
+#define PGKM_TEST_BLOBS_H
+
+#include <cstdint>
+#include <vector>
+
+namespace pgkm_test
+{
+
+/*
+ * Gaussian blobs, float32 row-major n x d: `centers` centres uniform in
+ * [-box, box]^d, then each row picks a centre uniformly and adds N(0, spread)
+ * per feature. The same arguments give the same data everywhere
+ * (std::mt19937_64 and libstdc++'s distributions). The centres are written
+ * to *centres_out (centers x d) when asked.
+ */
+std::vector<float> blobs(int64_t n, int32_t d, int centers, uint64_t seed, double spread = 1.5,
+						 double box = 5.0, std::vector<double> *centres_out = nullptr);
+
+/* k distinct row indices of x picked with a fixed generator, copied as fp64 centroids (k x d). */
+std::vector<double> pick_rows(const std::vector<float> &x, int32_t d, int k, uint64_t seed);
+
+}							/* namespace pgkm_test */
+
+#endif							/* PGKM_TEST_BLOBS_H */

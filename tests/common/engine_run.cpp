@@ -1,0 +1,89 @@
+/*
+ * engine_run.cpp: run the engine to completion (engine_run.h).
+ */
+#include "engine_run.h"
+
+namespace pgkm_test
+{
+
+pgkm_options
+cpu_options(int32_t k)
+{
+	pgkm_options o;
+	pgkm_options_default(&o);
+	o.k = k;
+	o.device = PGKM_DEVICE_CPU;
+	return o;
+}
+
+/* Copies the finished run's result out. */
+static void
+copy_result(const pgkm_result &res, int32_t d, EngineResult &r)
+{
+	const int64_t n = res.n;
+	r.k = res.k;
+	r.k_requested = res.k_requested;
+	r.iterations = res.iterations;
+	r.converged = res.converged;
+	r.repairs = res.empty_cluster_repairs;
+	r.best_run = res.best_run;
+	r.inertia = res.inertia;
+	r.centroids.assign(res.centroids, res.centroids + (size_t) res.k * d);
+	r.init.assign(res.initial_centroids, res.initial_centroids + (size_t) res.k * d);
+	r.labels.assign(res.labels, res.labels + n);
+	r.dist.assign(res.distances, res.distances + n);
+	r.sizes.assign(res.sizes, res.sizes + res.k);
+	r.cluster_inertia.assign(res.cluster_inertia, res.cluster_inertia + res.k);
+	r.device = res.device;
+	r.detail = res.device_detail;
+	r.fallback = res.fallback_reason;
+}
+
+EngineResult
+run_engine(const std::vector<float> &x, int32_t d, const pgkm_options &o, pgkm_interrupt_fn intr,
+		   void *ctx)
+{
+	EngineResult r;
+	char		err[512] = "";
+	pgkm_run   *h = nullptr;
+	int64_t		n = (int64_t) (x.size() / (d > 0 ? d : 1));
+	r.status = pgkm_run_create(x.data(), n, d, &o, intr, ctx, &h, err, sizeof(err));
+	if (r.status != PGKM_OK)
+	{
+		r.err = err;
+		if (h != nullptr)
+		{
+			r.status = PGKM_ERR_INTERNAL;
+			r.err = "pgkm_run_create failed but returned a run: " + r.err;
+			pgkm_run_free(h);
+		}
+		return r;
+	}
+	for (;;)
+	{
+		pgkm_progress p;
+		int			st = pgkm_run_step(h, &p, err, sizeof(err));
+		if (st == PGKM_OK || st == PGKM_DONE)
+			r.progress.push_back(p);
+		if (st == PGKM_OK)
+			continue;
+		r.status = st;
+		r.err = err;
+		break;
+	}
+	if (r.status == PGKM_DONE)
+	{
+		pgkm_result res;
+		if (pgkm_run_result(h, &res) == PGKM_OK)
+			copy_result(res, d, r);
+		else
+		{
+			r.status = PGKM_ERR_INTERNAL;
+			r.err = "pgkm_run_result failed after PGKM_DONE";
+		}
+	}
+	pgkm_run_free(h);
+	return r;
+}
+
+}							/* namespace pgkm_test */
