@@ -103,6 +103,8 @@ struct EngineRun
 	bool		ok = false;
 	std::string err, device;
 	double		total_s = NAN;	/* create (setup, upload) + init + iterations + final assignment */
+	double		create_s = NAN; /* pgkm_run_create */
+	double		final_s = NAN;	/* the final assignment step */
 	std::vector<double> iter_s; /* wall time of each Lloyd iteration step */
 	std::vector<double> inertia;	/* progress inertia of each iteration */
 	std::vector<double> init;	/* the run's initial centroids (k x d) */

@@ -371,52 +371,27 @@ time_cpu(const std::vector<float> &x, int64_t n, int d, int k, int threads, cons
 	o.n_init = 1;
 	o.device = PGKM_DEVICE_CPU;
 	o.n_threads = threads;
-	char		err[512] = "";
-	pgkm_run   *run = nullptr;
-	double		t0 = now();
-	if (pgkm_run_create(x.data(), n, d, &o, nullptr, nullptr, &run, err, sizeof(err)) != PGKM_OK)
+	EngineRun	e = run_engine(x, n, d, o);
+	if (!e.ok)
 	{
-		out.err = err;
+		out.err = e.err;
 		return out;
 	}
-	out.create_s = now() - t0;
-	std::vector<double> all;	/* every iteration step's time */
-	pgkm_progress pr;
-	int			st;
-	double		a = now();
-	while ((st = pgkm_run_step(run, &pr, err, sizeof(err))) == PGKM_OK || st == PGKM_DONE)
-	{
-		double		b = now();
-		if (st == PGKM_OK && pr.iteration == out.iterations + 1)	/* an iteration step (init is 0) */
-		{
-			out.iterations++;
-			out.inertia.push_back(pr.inertia);
-			all.push_back(b - a);
-		}
-		else if (pr.iteration > 0)	/* the final assignment */
-			out.assign_s = b - a;
-		a = b;
-		if (st == PGKM_DONE)
-			break;
-	}
-	out.total_s = now() - t0;
-	pgkm_result res;
-	if (st == PGKM_DONE && pgkm_run_result(run, &res) == PGKM_OK)
-	{
-		out.ok = true;
-		out.final_inertia = res.inertia;
-		/* the timed iterations; all of them if the engine converged within the warm-up */
-		std::vector<double> ts(all.begin() + std::min<size_t>(plan.warm, all.size()), all.end());
-		if (ts.empty())
-			ts = all;
-		out.iter_s = median(ts);
-		out.loop_s = 0;
-		for (double t : ts)
-			out.loop_s += t;
-	}
-	else
-		out.err = err;
-	pgkm_run_free(run);
+	out.ok = true;
+	out.create_s = e.create_s;
+	out.assign_s = e.final_s;
+	out.total_s = e.total_s;
+	out.final_inertia = e.final_inertia;
+	out.inertia = e.inertia;
+	out.iterations = (int) e.iter_s.size();
+	/* the timed iterations; all of them if the engine converged within the warm-up */
+	std::vector<double> ts(e.iter_s.begin() + std::min<size_t>(plan.warm, e.iter_s.size()), e.iter_s.end());
+	if (ts.empty())
+		ts = e.iter_s;
+	out.iter_s = median(ts);
+	out.loop_s = 0;
+	for (double t : ts)
+		out.loop_s += t;
 	return out;
 }
 
@@ -443,18 +418,21 @@ run_engine(const std::vector<float> &x, int64_t n, int d, const pgkm_options &o)
 		out.err = err;
 		return out;
 	}
+	out.create_s = now() - t0;
 	pgkm_progress pr;
 	int			st, last_iter = 0;
 	double		a = now();
 	while ((st = pgkm_run_step(run, &pr, err, sizeof(err))) == PGKM_OK || st == PGKM_DONE)
 	{
 		double		b = now();
-		if (st == PGKM_OK && pr.iteration == last_iter + 1)	/* an iteration step (init is 0, final repeats) */
+		if (st == PGKM_OK && pr.iteration == last_iter + 1)	/* an iteration step (init is 0) */
 		{
 			out.iter_s.push_back(b - a);
 			out.inertia.push_back(pr.inertia);
 			last_iter = pr.iteration;
 		}
+		else if (pr.iteration > 0)	/* the final assignment repeats the last iteration's number */
+			out.final_s = b - a;
 		a = b;
 		if (st == PGKM_DONE)
 			break;
