@@ -22,9 +22,7 @@ settings_from_config(const pgkm_cuda_config *cfg)
 		return s;
 	s.deterministic = cfg->deterministic != 0;
 	s.device_ordinal = cfg->device_ordinal;
-	s.memory_limit = cfg->memory_limit;
-	if (cfg->memory_limit < 0)
-		fail(PGKM_ERR_INVALID, "GPU memory limit must be >= 0 (got %lld)", (long long) cfg->memory_limit);
+	s.memory_limit = cfg->memory_limit;	/* <= 0: what the device has free */
 	if (cfg->force_path < PGKM_CUDA_PATH_AUTO || cfg->force_path > PGKM_CUDA_PATH_GEMM)
 		fail(PGKM_ERR_INVALID, "unknown GPU path %d", cfg->force_path);
 	s.force_path = (pgkm_cuda_path) cfg->force_path;

@@ -62,7 +62,7 @@ struct Settings
 {
 	bool		deterministic = true;
 	int			device_ordinal = -1;
-	int64_t		memory_limit = 0;
+	int64_t		memory_limit = 0;	/* bytes; <= 0: what the device has free */
 	pgkm_cuda_path force_path = PGKM_CUDA_PATH_AUTO;
 	pgkm_cuda_product product = PGKM_CUDA_PRODUCT_AUTO;
 	bool		global_sums = false;

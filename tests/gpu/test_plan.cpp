@@ -128,7 +128,6 @@ TEST(Plan, SettingsFromConfig)
 		set(c);
 		return failure_status([&] { settings_from_config(&c); });
 	};
-	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.memory_limit = -1; }), PGKM_ERR_INVALID);
 	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.force_path = 4; }), PGKM_ERR_INVALID);
 	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.force_path = -1; }), PGKM_ERR_INVALID);
 	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.gemm_product = 4; }), PGKM_ERR_INVALID);
