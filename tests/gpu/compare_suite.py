@@ -14,7 +14,10 @@ sql_e2e.log). Compared, wherever both sides have the row:
   - times, reported as new/reference per row (engine table, paths, B5, ours in
     the PyTorch bench), with the rows slower than SLOW (1.10) listed; timing
     noise decides nothing here, so slower rows do not fail the comparison.
-Exit status 1 when a result differs or when a section is missing on one side.
+A section found on one side only is listed as not compared (a run split in
+two, e.g. --no-bench then --bench-only, has each half's sections in its own
+logs). Exit status 1 when a result differs or a row of a compared section is
+missing.
 """
 import re
 import sys
@@ -110,13 +113,13 @@ def main():
     ref, ref_e2e = parse(ref_text)
     new, new_e2e = parse(new_text)
     print(f"reference: {sys.argv[1]} ({device(ref_text)}); new: {' '.join(sys.argv[2:])} ({device(new_text)})")
-    bad, slow, same, skipped, ratios = [], [], 0, 0, {}
+    bad, slow, same, skipped, ratios, absent = [], [], 0, 0, {}, []
     kinds = sorted({k[0] for k in ref} | {k[0] for k in new})
     for kind in kinds:
         r_keys = [k for k in ref if k[0] == kind]
         n_keys = [k for k in new if k[0] == kind]
         if not n_keys or not r_keys:
-            bad.append(f"{kind}: section {'missing in the new run' if r_keys else 'not in the reference'}")
+            absent.append(f"{kind} ({'not in the new logs' if r_keys else 'not in the reference'})")
             continue
         for key in r_keys:
             if key not in new:
@@ -136,7 +139,9 @@ def main():
                 ratios.setdefault(kind, []).append(q)
                 if q > SLOW:
                     slow.append(f"{' '.join(key)}: {a['ms']:.3f} -> {b['ms']:.3f} ms ({q:.2f}x)")
-    if ref_e2e or new_e2e:
+    if not new_e2e or not ref_e2e:
+        absent.append("SQL end to end")
+    else:
         if ref_e2e == new_e2e:
             same += len(ref_e2e)
         else:
@@ -149,6 +154,8 @@ def main():
         print(f"slower than {SLOW:.2f}x: {s}")
     for b in bad:
         print(f"DIFFERENT: {b}")
+    if absent:
+        print("not compared: " + ", ".join(absent))
     if skipped:
         print(f"B1: {skipped} rows not compared (the CPU engine stopped at another iteration than in the reference)")
     print(f"compare_suite: {same} results identical, {len(bad)} different, {len(slow)} rows slower than {SLOW:.2f}x")

@@ -3,7 +3,7 @@
 # GPU tests and the GPU benchmark (build-gpu/); run the plan tests, the GPU
 # tests, compute-sanitizer on small cases, and the benchmark. Logs go to $OUT
 # (default ./gpu-out). Libraries the host lacks come from .gpuhost/ (host_env.sh).
-#   usage: bash tests/gpu/device_run.sh [tests|bench|all] [gpu_bench args...]
+#   usage: bash tests/gpu/device_run.sh [build|tests|bench|all] [gpu_bench args...]
 #   e.g. `all --sweep`: tests, then the sums-mode and fused/GEMM sweeps.
 #   Time caps (s): TESTS_TIMEOUT (300), SAN_TIMEOUT (240 per tool), BENCH_TIMEOUT (400);
 #   SKIP_SAN=1 skips the sanitizer.
