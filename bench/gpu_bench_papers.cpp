@@ -1,6 +1,6 @@
 /*
- * gpu_bench_papers.cpp: --papers, the setups of four seed papers
- * (shared/notes/seeds.md section H) in one process, our numbers beside theirs:
+ * gpu_bench_papers.cpp: --papers, the setups of four papers on k-means on
+ * GPUs in one process, our numbers beside theirs:
  *   B1 Zechner & Granitzer 2009: uniform data, n x d x k grid, per-iteration
  *      time, GFLOP/s on their count nk(3d+2)+d(n+k), GB/s on their kernel's
  *      bytes 4ndk; GPU vs CPU engine (all cores; 1 thread at the headline).
@@ -328,7 +328,7 @@ void
 papers(const Plugin &pl)
 {
 	double		t0 = now(), t;
-	printf("\n#### --papers: seed setups (shared/notes/seeds.md H); GPU = plugin defaults (deterministic sums), host wall time\n"
+	printf("\n#### --papers: the seed papers' setups; GPU = plugin defaults (deterministic sums), host wall time\n"
 		   "#### around synchronous calls; CPU engine on %d threads unless said ####\n", hw_threads());
 	t = now();
 	paper_b1(pl);
