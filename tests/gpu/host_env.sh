@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/gpu/host_env.sh: sourced by the GPU host scripts (device_run.sh,
 # run_gpu_suite.sh) from the repository root. Puts CUDA on PATH and, when
 # .gpuhost/deps.tar.xz is there (scripts/gpu-host-bundle.sh), unpacks
