@@ -93,8 +93,9 @@ if [ "$st" = "$ref" ]; then ok "k-means++ on data 4x the GPU budget (64 MB throu
 else bad "k-means++ on data 4x the GPU budget: '$st', resident '$ref'"; fi
 err=$($PSQL -c "SET pg_kmeans.gpu_memory_limit = '2MB'" -c "$q_small" 2>&1)
 echo "$err" | sed 's/^/    /'
-if grep -q "raise the GPU memory limit" <<<"$err"; then ok "a GPU budget too small to stream (2 MB) says to raise the limit"
-else bad "a GPU budget too small to stream: no 'raise the GPU memory limit' in the error"; fi
+if grep -q "raise the GPU memory limit" <<<"$err" && grep -q "HINT:  Raise pg_kmeans.gpu_memory_limit" <<<"$err"; then
+  ok "a GPU budget too small to stream (2 MB) says to raise the limit, in the detail and the hint"
+else bad "a GPU budget too small to stream: detail or hint does not say to raise the limit"; fi
 
 echo "sql gpu checks: $pass passed, $fail failed"
 [ $fail -eq 0 ]
