@@ -17,6 +17,9 @@ int32_t		pgkm_internal_set_gemm_min_d(int32_t d);
 /* k-means++ row skipping on (1, default) or off (0). */
 int32_t		pgkm_internal_set_kpp_pruning(int32_t on);
 
+/* Instruction set of the CPU kernels: -1 the best the CPU runs (default), 0 portable, 1 AVX2, 2 AVX-512. */
+int32_t		pgkm_internal_set_isa(int32_t isa);
+
 /* The driver library required before loading the plugin ("" = none). */
 const char *pgkm_internal_set_driver_library(const char *soname);
 
