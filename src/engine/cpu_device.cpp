@@ -10,13 +10,14 @@
  * by whichever thread owns that cluster. So n_threads = 1 and 7 give
  * bit-identical results.
  *
- * Distances: the method finds the argmin in float32; the distance to the
- * chosen centroid is then recomputed exactly as sum((x - c)^2) in fp64, which
- * is what inertia and distances use.
+ * Distances: the method finds the exact label (exact_distance.h); the
+ * distance to the chosen centroid is sqdist_exact, which is what inertia and
+ * distances use.
  */
 #include "cpu_assign.h"
 #include "device.h"
 #include "errors.h"
+#include "exact_distance.h"
 #include "init.h"
 #include "thread_pool.h"
 
@@ -38,18 +39,6 @@ assign_chunk_rows(int32_t d, int32_t k)
 	int64_t		rows = 16384 / std::max<int32_t>(k, 1);
 	rows = std::max<int64_t>(64, std::min<int64_t>(2048, rows));
 	return (rows + 63) / 64 * 64;
-}
-
-static inline double
-sqdist_exact(const float *x, const double *c, int32_t d)
-{
-	double		s = 0;
-	for (int32_t j = 0; j < d; j++)
-	{
-		double		t = (double) x[j] - c[j];
-		s += t * t;
-	}
-	return s;
 }
 
 class CpuDevice : public Device
