@@ -41,6 +41,13 @@ assign_chunk_rows(int32_t d, int32_t k)
 	return (rows + 63) / 64 * 64;
 }
 
+int
+useful_threads(int32_t n_threads, int64_t n, int32_t d, int32_t k)
+{
+	const int64_t chunks = (n + assign_chunk_rows(d, k) - 1) / assign_chunk_rows(d, k);
+	return (int) std::max<int64_t>(1, std::min<int64_t>(resolve_threads(n_threads), chunks));
+}
+
 /* Interleaved inertia accumulators (row i -> bank i mod BANKS): no dependency chain between rows. */
 static constexpr int BANKS = 4;
 
