@@ -11,7 +11,7 @@
 extern "C" {
 #endif
 
-/* The smallest d that uses the GEMM distance form (default 8). */
+/* The smallest d that uses the GEMM distance form (-1, default: by shape, d >= 6 or k >= 32). */
 int32_t		pgkm_internal_set_gemm_min_d(int32_t d);
 
 /* k-means++ row skipping on (1, default) or off (0). */

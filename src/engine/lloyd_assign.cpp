@@ -30,20 +30,25 @@ namespace pgkm
 {
 
 /*
- * Crossover between the direct kernel and sgemm, measured on this box (Xeon
- * with AVX-512, 2 cores, OpenBLAS 0.3.21, n = 300k, one thread, seconds per
- * assignment pass, direct / GEMM):
- *   k = 64: d = 4 0.051/0.061, d = 8 0.064/0.063, d = 12 0.057/0.058,
- *           d = 16 0.072/0.054, d = 24 0.094/0.068, d = 32 0.114/0.077
- *   k = 8:  d = 8 0.016/0.014, d = 16 0.024/0.016, d = 32 0.044/0.031
- * so GEMM from d = 8 on (a tie at d = 8, k = 64), direct below.
+ * Crossover between the direct kernel and the tiled GEMM-form kernel,
+ * measured on this box (Xeon with AVX-512, 2 cores, n = 300k, one thread,
+ * ms per Lloyd iteration, direct / tiled, a busy machine: +-20 %):
+ *   k = 8:   d = 2 6.0/7.3, d = 3 7.5/11.4, d = 4 8.9/11.7, d = 6 17.2/15.6,
+ *            d = 8 13.6/9.6, d = 12 18.2/17.3
+ *   k = 64:  d = 2 14.2/11.7, d = 3 24.3/18.9, d = 4 29.5/19.3, d = 8 28.4/12.9
+ *   k = 256: d = 2 60.8/33.0, d = 4 78.9/37.9, d = 8 89.5/39.4
+ * so the tiled kernel from d = 6, or from k = 32 at any d; direct below.
+ * The test hook replaces the rule by a crossover in d alone (-1: the rule).
  */
-static std::atomic<int32_t> gemm_min_d {8};
+static std::atomic<int32_t> gemm_min_d {-1};
 
 bool
 use_gemm(int32_t d, int32_t k)
 {
-	return d >= gemm_min_d.load(std::memory_order_relaxed) && k >= 4;
+	const int32_t m = gemm_min_d.load(std::memory_order_relaxed);
+	if (m >= 0)
+		return d >= m && k >= 4;
+	return d >= 6 || k >= 32;
 }
 
 extern "C" int32_t
