@@ -14,8 +14,9 @@ Per method: ms per iteration (fit time / iterations: each counts its own
 bookkeeping, our final assignment included), total, ratio ours/theirs, and
 the inertia of its final centroids recomputed here in fp64 over all rows
 (so no speed is claimed for a different answer), next to what it reported.
-Floors: 2nkd flops at the machine's measured SGEMM rate, and one read of
-the rows at its measured read bandwidth (build/bench/cpu_peak).
+Floors: 2nkd flops at the machine's measured SGEMM rate (NumPy's BLAS, at
+the same threads), and one read of the rows at its measured read bandwidth
+(build/bench/cpu_peak, which also reports a register-only FMA loop).
 
 k-means++ anchors (--kpp): our init time (engine, k-means++) and
 scikit-learn's kmeans_plusplus, each over our time per iteration.
@@ -167,9 +168,10 @@ def worker(a):
     xf, cf, max_iter, conv = spec['x'], spec['c'], spec['max_iter'], spec['conv']
     import numpy as np
     from threadpoolctl import threadpool_limits
-    x = load(xf, n, d)
-    c0 = np.fromfile(cf, dtype=np.float64).reshape(k, d)
     out = {}
+    if method != 'sgemm':
+        x = load(xf, n, d)
+        c0 = np.fromfile(cf, dtype=np.float64).reshape(k, d)
     if method == 'sklearn':
         from sklearn.cluster import KMeans
         with threadpool_limits(limits=T):
@@ -180,6 +182,19 @@ def worker(a):
             s = time.perf_counter() - t0
         out = dict(total_s=s, iterations=int(km.n_iter_), reported=float(km.inertia_),
                    centroids=km.cluster_centers_)
+    elif method == 'sgemm':
+        m = 2048
+        a = np.full((m, m), 0.5, dtype=np.float32)
+        b = np.full((m, m), 0.25, dtype=np.float32)
+        best = 0.0
+        with threadpool_limits(limits=T):
+            for rep in range(4):
+                t0 = time.perf_counter()
+                a @ b.T
+                s = time.perf_counter() - t0
+                if rep:
+                    best = max(best, 2.0 * m ** 3 / s / 1e9)
+        out = dict(gflops=best)
     elif method == 'sklearn-kpp':
         from sklearn.cluster import kmeans_plusplus
         with threadpool_limits(limits=T):
@@ -245,7 +260,11 @@ def timed(a, method, spec):
 def peaks(a, threads):
     exe = os.path.join(a.build_dir, 'bench', 'cpu_peak')
     r = subprocess.run([exe] + [str(t) for t in threads], capture_output=True, text=True, check=True)
-    return {p['threads']: p for p in map(json.loads, r.stdout.split('\n')[:-1])}
+    pk = {p['threads']: p for p in map(json.loads, r.stdout.split('\n')[:-1])}
+    for t in threads:
+        pk[t]['sgemm_gflops'] = run_worker(a, dict(method='sgemm', n=1, d=1, k=1, threads=t, x='',
+                                                   c='', max_iter=1, conv=False))['gflops']
+    return pk
 
 
 def machine():
