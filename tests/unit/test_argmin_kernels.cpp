@@ -5,6 +5,10 @@
  * the centroid group, and row counts that are no multiple of any block.
  */
 #include "argmin_kernels.h"
+#include "blobs.h"
+#include "engine_run.h"
+#include "internal_hooks.h"
+#include "reference.h"
 
 #include <algorithm>
 #include <cmath>
@@ -216,5 +220,52 @@ TEST(ArgminKernels, RepeatableAndIndependentOfRowOffset)
 			EXPECT_EQ(c.best[i], a.best[i + 5]);
 			EXPECT_EQ(c.second[i], a.second[i + 5]);
 		}
+	}
+}
+
+/*
+ * Whole runs on every instruction set and at 1 and 3 threads: labels,
+ * centroids, inertia and iterations bit-identical (the float values differ
+ * between sets; the fp64 decision of the open rows makes the labels equal),
+ * and the labels equal to the fp64 argmin of the final centroids.
+ */
+TEST(ArgminKernels, RunsBitIdenticalAcrossSetsAndThreads)
+{
+	for (int32_t d : {9, 33})
+	{
+		const int32_t k = 70;
+		std::vector<float> x = pgkm_test::blobs(3001, d, 12, 40 + d, 2.0, 6.0);
+		std::vector<double> init = pgkm_test::pick_rows(x, d, k, 5);
+		pgkm_options o = pgkm_test::cpu_options(k);
+		o.init = PGKM_INIT_GIVEN;
+		o.initial_centroids = init.data();
+		o.max_iter = 15;
+		o.tol = 0;
+		bool		have = false;
+		pgkm_test::EngineResult first;
+		for (const ArgminKernel *kern : supported_kernels())
+			for (int32_t threads : {1, 3})
+			{
+				SCOPED_TRACE(std::string(kern->name) + " d=" + std::to_string(d) + " threads=" +
+							 std::to_string(threads));
+				const int32_t saved = pgkm_internal_set_isa((int32_t) kern->isa);
+				o.n_threads = threads;
+				pgkm_test::EngineResult r = pgkm_test::run_engine(x, d, o);
+				pgkm_internal_set_isa(saved);
+				ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+				for (int64_t i = 0; i < 3001; i++)
+					ASSERT_EQ(r.labels[i], pgkm_test::nearest_fp64(&x[(size_t) i * d], r.centroids.data(), r.k, d))
+						<< "row " << i;
+				if (!have)
+				{
+					first = r;
+					have = true;
+					continue;
+				}
+				EXPECT_EQ(r.labels, first.labels);
+				EXPECT_EQ(r.centroids, first.centroids);
+				EXPECT_EQ(r.inertia, first.inertia);
+				EXPECT_EQ(r.iterations, first.iterations);
+			}
 	}
 }
