@@ -44,6 +44,12 @@ std::unique_ptr<CpuAssign> make_lloyd_assign(const float *x, int32_t d, int32_t 
 /* Rows per chunk of the CPU assignment pass: depends on the shape only. */
 int64_t		assign_chunk_rows(int32_t d, int32_t k);
 
+/*
+ * Threads for a run of n rows: n_threads (0 = every core), but no more than
+ * the assignment pass has chunks (more would only hold idle scratch).
+ */
+int			useful_threads(int32_t n_threads, int64_t n, int32_t d, int32_t k);
+
 /* Use the GEMM distance form for this shape? */
 bool		use_gemm(int32_t d, int32_t k);
 

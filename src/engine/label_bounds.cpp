@@ -69,8 +69,8 @@ namespace pgkm
 static constexpr double U = 0x1p-24;
 static constexpr double W = 0x1p-53;
 static constexpr double EPS = 0x1p-16;	/* e of (ii) */
-static constexpr double SLACK = 0x1p-40;	/* the tests' own fp64 rounding, with room */
-static constexpr double HUGE_V = 0x1p120;	/* beyond this, float overflow is near */
+static constexpr double SLACK = BOUND_SLACK;
+static constexpr double HUGE_V = BOUND_HUGE_V;
 
 static double
 gamma_f(double m)
@@ -142,14 +142,5 @@ GemmFormBound::set(const double *cent, const float *mean, const float *centc, co
 		k0 = std::numeric_limits<double>::infinity();
 }
 
-double
-GemmFormBound::limit(float best, float x2) const
-{
-	const double vb = best, xx = (double) x2 * x2_up;
-	if (!(std::fabs(vb) <= HUGE_V) || !(xx <= HUGE_V) || !std::isfinite(k0))
-		return std::numeric_limits<double>::infinity();
-	const double g = kv * vb + kx * xx + k0;
-	return vb + g * (1 + SLACK) + std::fabs(vb) * SLACK;
-}
 
 }							/* namespace pgkm */

@@ -12,10 +12,16 @@
 #ifndef PGKM_LABEL_BOUNDS_H
 #define PGKM_LABEL_BOUNDS_H
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace pgkm
 {
+
+/* The tests' own fp64 rounding, with room; beyond BOUND_HUGE_V a float overflow is near. */
+constexpr double BOUND_SLACK = 0x1p-40;
+constexpr double BOUND_HUGE_V = 0x1p120;
 
 /*
  * The direct form: v_c = fl(sum_j fl(fl(x_j - cf_j)^2)), cf = float(c),
@@ -43,7 +49,14 @@ struct GemmFormBound
 	void		set(const double *cent, const float *mean, const float *centc, const float *cnorm,
 					int32_t k, int32_t d);
 	/* The largest float value that may still beat best, for a row with fl(||x'||^2) = x2. */
-	double		limit(float best, float x2) const;
+	double		limit(float best, float x2) const
+	{
+		const double vb = best, xx = (double) x2 * x2_up;
+		if (!(std::fabs(vb) <= BOUND_HUGE_V) || !(xx <= BOUND_HUGE_V) || !(k0 <= BOUND_HUGE_V))
+			return std::numeric_limits<double>::infinity();
+		const double g = kv * vb + kx * xx + k0;
+		return vb + g * (1 + BOUND_SLACK) + std::fabs(vb) * BOUND_SLACK;
+	}
 };
 
 }							/* namespace pgkm */

@@ -5,66 +5,56 @@
  *     per row;
  *   - GEMM (larger d): ||c||^2 - 2 x.c on rows and centroids centred by the
  *     column means (no cancellation from a large common offset), through
- *     single-threaded OpenBLAS sgemm per chunk.
+ *     the register-tiled kernel of the best instruction set
+ *     (argmin_kernels.h: the argmin runs on the accumulators, no BLAS).
  * Each keeps the float layout of the centroids it reads. Both track the
  * runner-up too: a row whose runner-up is not provably worse than its best
  * (label_bounds.h) is decided in fp64 among the centroids that may still
  * win, so the label is the exact one of exact_distance.h.
  */
+#include "argmin_kernels.h"
 #include "cpu_assign.h"
 #include "exact_distance.h"
 #include "internal_hooks.h"
 #include "label_bounds.h"
 #include "simd.h"
 
-#include <cblas.h>
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <vector>
 
 namespace pgkm
 {
 
 /*
- * Crossover between the direct kernel and sgemm, measured on this box (Xeon
- * with AVX-512, 2 cores, OpenBLAS 0.3.21, n = 300k, one thread, seconds per
- * assignment pass, direct / GEMM):
- *   k = 64: d = 4 0.051/0.061, d = 8 0.064/0.063, d = 12 0.057/0.058,
- *           d = 16 0.072/0.054, d = 24 0.094/0.068, d = 32 0.114/0.077
- *   k = 8:  d = 8 0.016/0.014, d = 16 0.024/0.016, d = 32 0.044/0.031
- * so GEMM from d = 8 on (a tie at d = 8, k = 64), direct below.
+ * Crossover between the direct kernel and the tiled GEMM-form kernel,
+ * measured on this box (Xeon with AVX-512, 2 cores, n = 300k, one thread,
+ * ms per Lloyd iteration, direct / tiled, a busy machine: +-20 %):
+ *   k = 8:   d = 2 6.0/7.3, d = 3 7.5/11.4, d = 4 8.9/11.7, d = 6 17.2/15.6,
+ *            d = 8 13.6/9.6, d = 12 18.2/17.3
+ *   k = 64:  d = 2 14.2/11.7, d = 3 24.3/18.9, d = 4 29.5/19.3, d = 8 28.4/12.9
+ *   k = 256: d = 2 60.8/33.0, d = 4 78.9/37.9, d = 8 89.5/39.4
+ * so the tiled kernel from d = 6, or from k = 32 at any d; direct below.
+ * The test hook replaces the rule by a crossover in d alone (-1: the rule).
  */
-static std::atomic<int32_t> gemm_min_d {8};
+static std::atomic<int32_t> gemm_min_d {-1};
 
 bool
 use_gemm(int32_t d, int32_t k)
 {
-	return d >= gemm_min_d.load(std::memory_order_relaxed) && k >= 4;
+	const int32_t m = gemm_min_d.load(std::memory_order_relaxed);
+	if (m >= 0)
+		return d >= m && k >= 4;
+	return d >= 6 || k >= 32;
 }
 
 extern "C" int32_t
 pgkm_internal_set_gemm_min_d(int32_t d)
 {
 	return gemm_min_d.exchange(d);
-}
-
-/* OpenBLAS must not spawn its own threads under ours: set it to 1, once. */
-static void
-openblas_single_threaded()
-{
-	static std::once_flag once;
-	std::call_once(once, [] {
-		using set_fn = void (*)(int);
-		auto		fn = (set_fn) dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-		if (fn)
-			fn(1);
-	});
 }
 
 /*
@@ -194,36 +184,6 @@ direct_argmin(const float *x, int64_t rows, int32_t d, const float *cent, int32_
 	return nund;
 }
 
-/*
- * Centre n floats on m into out and return the float sum of their squares
- * (eight partial sums in a fixed order: any order is within the bound
- * label_bounds.cpp uses).
- */
-PGKM_TARGET_CLONES static float
-centre_row(const float *x, const float *m, int32_t n, float *out)
-{
-	vf8			acc = {};
-	int32_t		j = 0;
-	for (; j + 8 <= n; j += 8)
-	{
-		vf8			a, b;
-		memcpy(&a, x + j, sizeof(a));
-		memcpy(&b, m + j, sizeof(b));
-		a -= b;
-		memcpy(out + j, &a, sizeof(a));
-		acc += a * a;
-	}
-	float		s = 0;
-	for (; j < n; j++)
-	{
-		out[j] = x[j] - m[j];
-		s += out[j] * out[j];
-	}
-	for (int v = 0; v < 8; v++)
-		s += acc[v];
-	return s;
-}
-
 /* Exact labels on (1, default) or the float argmin only (0): a test hook. */
 static std::atomic<int32_t> exact_labels {1};
 static std::atomic<int64_t> rows_seen {0}, rows_rechecked {0};
@@ -245,9 +205,8 @@ class LloydAssign : public CpuAssign
 {
 public:
 	LloydAssign(const float *x, int32_t d, int32_t kmax, const double *mean, int workers)
-		: x_(x), d_(d), k_(kmax)
+		: x_(x), d_(d), k_(kmax), kern_(current_argmin_kernel())
 	{
-		openblas_single_threaded();
 		meanf_.resize(d);
 		for (int32_t j = 0; j < d; j++)
 			meanf_[j] = (float) mean[j];
@@ -255,6 +214,8 @@ public:
 		centf_.assign((size_t) kmax * d, 0.0f);
 		centd_.assign((size_t) kmax * d, 0.0f);
 		cnorm_.assign(kmax, 0.0f);
+		panels_.assign(panel_floats(kmax, d, kern_.cb), 0.0f);
+		cnorm_padded_.assign(padded_norms(kmax, kern_.cb), 0.0f);
 		scratch_.resize(workers);
 	}
 
@@ -264,24 +225,29 @@ public:
 private:
 	struct Scratch
 	{
-		std::vector<float> a;	/* chunk rows, centred (GEMM); transposed row block (direct) */
-		std::vector<float> dots;	/* chunk x k products (GEMM) */
-		std::vector<float> x2;	/* GEMM: fl(||x'||^2) per row of the chunk */
+		std::vector<float> a;	/* GEMM: the kernel's tile; direct: transposed row block */
+		std::vector<float> partial;	/* GEMM: the kernel's partial tile (d > ARGMIN_KC) */
+		std::vector<float> best, second, x2;	/* GEMM: per row of the chunk */
+		std::vector<float> xc;	/* GEMM: one centred row, decided in fp64 */
 		std::vector<int64_t> undecided;	/* direct: rows for fp64 */
 		std::vector<int32_t> cand;	/* centroids a row decides in fp64 */
 	};
 
 	int64_t		direct_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out);
 	int64_t		gemm_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out);
+	int32_t		gemm_decide(const float *xr, int32_t bi, double lim, Scratch &s) const;
 
 	const float *x_;
 	int32_t		d_;
 	int32_t		k_;
+	const ArgminKernel &kern_;
 	std::vector<float> meanf_;
 	std::vector<double> cent_;	/* fp64 centroids, k x d: the exact labels */
 	std::vector<float> centf_;	/* GEMM: centred float centroids, k x d */
 	std::vector<float> centd_;	/* direct: float centroids, k x d */
 	std::vector<float> cnorm_;	/* GEMM: ||centred c||^2 */
+	std::vector<float> panels_;	/* GEMM: centf_ in the kernel's panel layout */
+	std::vector<float> cnorm_padded_;	/* GEMM: cnorm_, +inf past k */
 	DirectFormBound direct_bound_;
 	DirectTest	direct_test_;
 	GemmFormBound gemm_bound_;
@@ -309,7 +275,11 @@ LloydAssign::set_centroids(const double *centroids, int32_t k)
 		cnorm_[c] = norm;
 	}
 	if (use_gemm(d, k))
+	{
+		pack_panels(centf_.data(), cnorm_.data(), k, d, kern_.cb, panels_.data(),
+					cnorm_padded_.data());
 		gemm_bound_.set(centroids, meanf_.data(), centf_.data(), cnorm_.data(), k, d);
+	}
 	else
 	{
 		direct_bound_.set(centroids, centd_.data(), k, d);
@@ -348,56 +318,59 @@ LloydAssign::direct_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out)
 }
 
 /*
+ * The exact label of row xr among the kernel's argmin bi and every centroid
+ * whose float value, recomputed here in another order (the bound holds for
+ * any), is not above lim (NaN included).
+ */
+int32_t
+LloydAssign::gemm_decide(const float *xr, int32_t bi, double lim, Scratch &s) const
+{
+	const int32_t d = d_, k = k_;
+	s.xc.resize(d);
+	for (int32_t j = 0; j < d; j++)
+		s.xc[j] = xr[j] - meanf_[j];
+	s.cand.clear();
+	for (int32_t c = 0; c < k; c++)
+	{
+		const float *cc = centf_.data() + (size_t) c * d;
+		float		dot = 0;
+		for (int32_t j = 0; j < d; j++)
+			dot += s.xc[j] * cc[j];
+		if (c == bi || !((double) (cnorm_[c] - 2.0f * dot) > lim))
+			s.cand.push_back(c);
+	}
+	return nearest_exact(xr, cent_.data(), d, s.cand.data(), (int32_t) s.cand.size());
+}
+
+/*
  * argmin over c of ||c||^2 - 2 x.c, rows and centroids centred (ties to the
- * lowest index), then fp64 among the centroids that may still win for the
- * rows the bound cannot decide; returns their count.
+ * lowest index) with the runner-up, by the tiled kernel; then fp64 among the
+ * centroids that may still win for the rows the bound cannot decide;
+ * returns their count.
  */
 int64_t
 LloydAssign::gemm_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out)
 {
-	const int32_t d = d_, k = k_;
+	const int32_t d = d_;
 	const int64_t rows = r1 - r0;
-	s.a.resize((size_t) rows * d);
-	s.dots.resize((size_t) rows * k);
+	s.a.resize((size_t) ARGMIN_KC * kern_.rows_per_block);
+	if (d > ARGMIN_KC)
+		s.partial.resize((size_t) ARGMIN_GROUP * kern_.rows_per_block);
+	s.best.resize(rows);
+	s.second.resize(rows);
 	s.x2.resize(rows);
-	float	   *a = s.a.data();
-	for (int64_t r = 0; r < rows; r++)
-		s.x2[r] = centre_row(x_ + (r0 + r) * d, meanf_.data(), d, a + r * d);
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) rows, k, d, 1.0f, a, d,
-				centf_.data(), d, 0.0f, s.dots.data(), k);
-	const float *cn = cnorm_.data();
-	const bool	exact = exact_labels.load(std::memory_order_relaxed) != 0;
+	ArgminArgs	a {x_ + r0 * d, rows, d, meanf_.data(), panels_.data(), cnorm_padded_.data(),
+		k_, s.a.data(), s.partial.data(), out, s.best.data(), s.second.data(), s.x2.data()};
+	kern_.run(a);
+	if (!exact_labels.load(std::memory_order_relaxed))
+		return 0;
 	int64_t		rechecked = 0;
 	for (int64_t r = 0; r < rows; r++)
 	{
-		const float *dr = s.dots.data() + r * k;
-		float		best = std::numeric_limits<float>::infinity(), second = best;
-		int32_t		bi = 0;
-		for (int32_t c = 0; c < k; c++)
-		{
-			float		v = cn[c] - 2.0f * dr[c];
-			if (v < best)
-			{
-				second = best;
-				best = v;
-				bi = c;
-			}
-			else if (v < second)
-				second = v;
-		}
-		out[r] = bi;
-		if (!exact)
+		const double lim = gemm_bound_.limit(s.best[r], s.x2[r]);
+		if ((double) s.second[r] > lim)
 			continue;
-		const double lim = gemm_bound_.limit(best, s.x2[r]);
-		if ((double) second > lim)
-			continue;
-		/* every centroid whose float value is not above the limit (NaN included) */
-		s.cand.clear();
-		for (int32_t c = 0; c < k; c++)
-			if (!((double) (cn[c] - 2.0f * dr[c]) > lim))
-				s.cand.push_back(c);
-		out[r] = nearest_exact(x_ + (r0 + r) * d, cent_.data(), d, s.cand.data(),
-							   (int32_t) s.cand.size());
+		out[r] = gemm_decide(x_ + (r0 + r) * d, out[r], lim, s);
 		rechecked++;
 	}
 	return rechecked;
