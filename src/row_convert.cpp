@@ -31,8 +31,6 @@
 #define PGKM_FIRST_ROWS_BYTES (1 << 20)
 #define PGKM_FIRST_ROWS_MAX 1024
 
-#define LO_LOG2 (-32)
-#define HI_LOG2 40
 
 typedef struct DistinctKey
 {
@@ -124,7 +122,7 @@ diff_log2(double v, double s)
 static int32
 scale_for(int l)
 {
-	return (l >= LO_LOG2 && l < HI_LOG2) ? 0 : -l;
+	return (l >= PGKM_NARROW_LO_LOG2 && l < PGKM_NARROW_HI_LOG2) ? 0 : -l;
 }
 
 static void
@@ -210,8 +208,8 @@ store_decided(PgkmNarrow *nw, float *x, int64 n)
 	float	   *out = x + n * nw->d;
 	double		mx = convert_row(nw, out);
 
-	if (unlikely(!(mx <= std::ldexp(1.0, HI_LOG2)) ||
-				 (mx > 0 && mx < std::ldexp(1.0, LO_LOG2) && nw->maxbits == 0)))
+	if (unlikely(!(mx <= PGKM_NARROW_HI) ||
+				 (mx > 0 && mx < PGKM_NARROW_LO && nw->maxbits == 0)))
 	{
 		int			l = INT_MIN;
 
@@ -279,7 +277,7 @@ decide(PgkmNarrow *nw, float *x)
 }
 
 void
-pgkm_narrow_store(PgkmNarrow *nw, float *x, int64 n)
+pgkm_narrow_store_slow(PgkmNarrow *nw, float *x, int64 n)
 {
 	count_distinct(nw);
 	if (likely(nw->decided))

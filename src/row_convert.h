@@ -29,9 +29,13 @@ extern "C"
 #include "utils/hsearch.h"
 }
 
-/* The window of the largest stored magnitude, as float bits. */
-#define PGKM_NARROW_LO_BITS ((uint32) (127 - 32) << 23)	/* 2^-32 */
-#define PGKM_NARROW_HI_BITS ((uint32) (127 + 40) << 23)	/* 2^40 */
+/* The window of the largest stored magnitude: as powers of two, values, float bits. */
+#define PGKM_NARROW_LO_LOG2 (-32)
+#define PGKM_NARROW_HI_LOG2 40
+#define PGKM_NARROW_LO 0x1p-32
+#define PGKM_NARROW_HI 0x1p40
+#define PGKM_NARROW_LO_BITS ((uint32) (127 + PGKM_NARROW_LO_LOG2) << 23)
+#define PGKM_NARROW_HI_BITS ((uint32) (127 + PGKM_NARROW_HI_LOG2) << 23)
 
 typedef struct PgkmNarrow
 {
@@ -59,9 +63,6 @@ typedef struct PgkmNarrow
 
 /* Start converting rows of d features; k bounds the distinct count. */
 extern void pgkm_narrow_begin(PgkmNarrow *nw, int32 d, int32 k, MemoryContext cxt);
-
-/* Store nw->row as row n of x (x has room for it). */
-extern void pgkm_narrow_store(PgkmNarrow *nw, float *x, int64 n);
 
 /* Slow side of pgkm_narrow_copied: row n holds reals copied as they are. */
 extern void pgkm_narrow_refit(PgkmNarrow *nw, float *x, int64 n);
@@ -92,6 +93,76 @@ pgkm_float_bits(float f)
 
 	memcpy(&b, &f, sizeof(b));
 	return b;
+}
+
+/* pgkm_narrow_store's general case. */
+extern void pgkm_narrow_store_slow(PgkmNarrow *nw, float *x, int64 n);
+
+/*
+ * Store nw->row as row n of x (x has room for it). Inline for the common
+ * case (transform chosen, nothing left to count, values stored already, the
+ * row inside the window): (v - shift) * 2^e to float, four at a time by
+ * hand (-O2 does not vectorise it), keeping the largest |float| as bits.
+ * Anything else takes the general case, an overflow of v - shift included
+ * (it shows as an infinite float).
+ */
+static inline void
+pgkm_narrow_store(PgkmNarrow *nw, float *x, int64 n)
+{
+	typedef double f64x2 __attribute__((vector_size(16)));
+	typedef float f32x4 __attribute__((vector_size(16)));
+	typedef uint32 u32x4 __attribute__((vector_size(16)));
+
+	if (likely(nw->decided && nw->distinct == NULL && nw->maxbits > 0))
+	{
+		const double *row = nw->row,
+				   *shift = nw->shift;
+		float	   *out = x + n * nw->d;
+		const double a = nw->scale_a,
+					b = nw->scale_b;
+		const u32x4 absmask = {0x7fffffffu, 0x7fffffffu, 0x7fffffffu, 0x7fffffffu};
+		u32x4		mx = {0, 0, 0, 0};
+		uint32		mx1;
+		int32		j = 0;
+
+		for (; j + 4 <= nw->d; j += 4)
+		{
+			f64x2		r0,
+						r1,
+						s0,
+						s1;
+			f32x4		f;
+			u32x4		bits;
+
+			memcpy(&r0, row + j, sizeof(r0));
+			memcpy(&r1, row + j + 2, sizeof(r1));
+			memcpy(&s0, shift + j, sizeof(s0));
+			memcpy(&s1, shift + j + 2, sizeof(s1));
+			r0 = (r0 - s0) * a * b;
+			r1 = (r1 - s1) * a * b;
+			f[0] = (float) r0[0];
+			f[1] = (float) r0[1];
+			f[2] = (float) r1[0];
+			f[3] = (float) r1[1];
+			memcpy(out + j, &f, sizeof(f));
+			memcpy(&bits, &f, sizeof(bits));
+			bits &= absmask;
+			mx = bits > mx ? bits : mx;
+		}
+		mx1 = Max(Max(mx[0], mx[1]), Max(mx[2], mx[3]));
+		for (; j < nw->d; j++)
+		{
+			out[j] = (float) ((row[j] - shift[j]) * a * b);
+			mx1 = Max(mx1, pgkm_float_bits(out[j]) & 0x7fffffffu);
+		}
+		if (likely(mx1 <= PGKM_NARROW_HI_BITS))
+		{
+			if (mx1 > nw->maxbits)
+				nw->maxbits = mx1;
+			return;
+		}
+	}
+	pgkm_narrow_store_slow(nw, x, n);
 }
 
 /*
@@ -136,6 +207,41 @@ pgkm_copy_finite_float4(float *out, const float4 *p, int n, uint32 *maxbits)
 	}
 	*maxbits = mx1;
 	return (acc1 & 0x80000000u) == 0;
+}
+
+/*
+ * Widen n reals or copy n doubles into the fp64 row; false when one is NaN
+ * or infinite (the caller reports the first). Same bit test: a value is not
+ * finite exactly when its exponent bits are all ones.
+ */
+static inline bool
+pgkm_widen_finite_float4(double *out, const float4 *p, int n)
+{
+	uint32		bad = 0;
+
+	for (int e = 0; e < n; e++)
+	{
+		out[e] = p[e];
+		bad |= ((pgkm_float_bits(p[e]) & 0x7f800000u) + 0x00800000u) & 0x80000000u;
+	}
+	return bad == 0;
+}
+
+static inline bool
+pgkm_copy_finite_float8(double *out, const float8 *p, int n)
+{
+	uint64		bad = 0;
+
+	memcpy(out, p, sizeof(double) * n);
+	for (int e = 0; e < n; e++)
+	{
+		uint64		b;
+
+		memcpy(&b, &p[e], sizeof(b));
+		bad |= ((b & UINT64CONST(0x7ff0000000000000)) + UINT64CONST(0x0010000000000000)) &
+			UINT64CONST(0x8000000000000000);
+	}
+	return bad == 0;
 }
 
 /* After the last row: the transform and the distinct count into out. */

@@ -311,15 +311,19 @@ add_row(PgkmScan *s, const Datum *vals, const bool *nulls, ItemPointer tid)
 			{
 				const float4 *p = (const float4 *) ARR_DATA_PTR(arr);
 
-				for (int e = 0; e < arrlen; e++)
-					row[j++] = to_feature(s, c->name, p[e], tid);
+				if (unlikely(!pgkm_widen_finite_float4(row + j, p, arrlen)))
+					for (int e = 0; e < arrlen; e++)
+						to_feature(s, c->name, p[e], tid);	/* reports the first */
+				j += arrlen;
 			}
 			else if (i == s->array_col)
 			{
 				const float8 *p = (const float8 *) ARR_DATA_PTR(arr);
 
-				for (int e = 0; e < arrlen; e++)
-					row[j++] = to_feature(s, c->name, p[e], tid);
+				if (unlikely(!pgkm_copy_finite_float8(row + j, p, arrlen)))
+					for (int e = 0; e < arrlen; e++)
+						to_feature(s, c->name, p[e], tid);
+				j += arrlen;
 			}
 			else
 				row[j++] = scalar_feature(s, c, vals[s->val_index[i]], tid);

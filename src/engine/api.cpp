@@ -159,9 +159,9 @@ pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
 	const double rows = (double) assign_chunk_rows(d, (int32_t) k);
 	const double block_rows = 32;	/* the widest kernel's rows per block */
 	b += threads * (ARGMIN_KC + ARGMIN_GROUP) * block_rows * 4;	/* kernel tiles */
-	b += threads * rows * (4 * 4 + 8);	/* per-row state of a chunk: labels, best, runner-up, x2, rows to decide */
-	b += threads * (dd * 4 + k * (4 + 8));	/* a row decided in fp64, its candidates; cluster counts */
-	b += k * dd * (8 * 8 + 4 * 3) + k * 64;	/* fp64 centroid arrays, float copies and panels, sizes */
+	b += threads * rows * (4 * 4 + 8 + 8);	/* per-row state of a chunk: labels, best, runner-up, x2, rows to decide, limits */
+	b += threads * (4 * (dd + k + 8) * 4 + k * (4 + 8));	/* rows decided in fp64 (4 at a time), candidates; cluster counts */
+	b += k * dd * (8 * 8 + 4 * 4) + k * 64;	/* fp64 centroid arrays, float copies (one transposed) and panels, sizes */
 	b += (dn / 65536 + 1) * dd * 8; /* statistics partials */
 	b += (dn / 64 + 1) * 8;		/* per-chunk inertia */
 	b += threads * (256 << 10);	/* the part of a worker's stack it touches, with room */

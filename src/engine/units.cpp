@@ -54,16 +54,17 @@ Units::coordinate(double v, int32_t j) const
 	return identity_ ? v : std::ldexp(v, -e_) + shift_[j];
 }
 
+/* (e = 0 is the common case: results are converted per row) */
 double
 Units::distance(double v) const
 {
-	return std::ldexp(v, -e_);
+	return e_ == 0 ? v : std::ldexp(v, -e_);
 }
 
 double
 Units::squared(double v) const
 {
-	return std::ldexp(v, -2 * e_);
+	return e_ == 0 ? v : std::ldexp(v, -2 * e_);
 }
 
 }							/* namespace pgkm */
