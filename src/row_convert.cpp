@@ -17,11 +17,11 @@
  * |x - shift| stays within [2^-32, 2^40], else it is brought to [1, 2). A
  * later row beyond 2^40 scales the rows already stored down in place (a
  * power of two: exact, except values that fall below float's normal range,
- * which are then under 2^-86 of the largest); rows before the first
- * nonzero one are zeros and need nothing. So the stored values' squares
- * and their sums over any d cannot overflow float (2^40 leaves 2^47 of
- * headroom, see units.h in the engine), and the spread's resolution
- * (2^-24 of the largest value) squares to a normal float.
+ * which are then under 2^-94 of the largest); rows before the first
+ * nonzero one are zeros and need nothing. So every float the engine's
+ * kernels form stays below 2^120 for any d up to 2^31 (max_safe_abs in the
+ * engine's units.h), and the spread's resolution (2^-24 of the largest
+ * value) squares to a normal float.
  */
 #include "row_convert.h"
 
@@ -30,7 +30,6 @@
 /* The first rows buffered to choose the shift: about 1 MB, 1 to 1024 rows. */
 #define PGKM_FIRST_ROWS_BYTES (1 << 20)
 #define PGKM_FIRST_ROWS_MAX 1024
-
 
 typedef struct DistinctKey
 {
