@@ -4,6 +4,7 @@
 #include "blobs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 namespace pgkm_test
@@ -28,6 +29,25 @@ blobs(int64_t n, int32_t d, int centers, uint64_t seed, double spread, double bo
 	}
 	if (centres_out)
 		*centres_out = c;
+	return x;
+}
+
+std::vector<float>
+wu_hong_blobs(int64_t n, int32_t d, int centers, double sigma2, uint64_t seed)
+{
+	std::mt19937_64 g(seed);
+	std::uniform_real_distribution<double> u(0.0, 1.0);
+	std::normal_distribution<double> z(0, std::sqrt(sigma2));
+	std::vector<double> c((size_t) centers * d);
+	for (auto &v : c)
+		v = u(g);
+	std::vector<float> x((size_t) n * d);
+	for (int64_t i = 0; i < n; i++)
+	{
+		const double *ci = &c[(size_t) (i % centers) * d];
+		for (int32_t j = 0; j < d; j++)
+			x[(size_t) i * d + j] = (float) (ci[j] + z(g));
+	}
 	return x;
 }
 

@@ -1,0 +1,193 @@
+/*
+ * auto_assign.cpp: method 'auto' on the CPU. It starts with a bounded method
+ * chosen from the shape and the memory budget, and measures: the CPU time of
+ * each assignment pass (the set_centroids work of the bounded method
+ * included), and once, early, the time of a Lloyd pass. A bounded method that
+ * is not faster than Lloyd gives way to it, and is tried again after 8, 16,
+ * 32, ... passes (pruning grows as the centroids settle), the way Wu &
+ * Hong's hybrid falls back to the plain kernel. Every method returns the same
+ * labels, so switching changes no result, only the time; which one ran each
+ * iteration is reported (pgkm_progress.method).
+ */
+#include "auto_assign.h"
+#include "bounded_assign.h"
+#include "thread_pool.h"
+
+#include <chrono>
+
+namespace pgkm
+{
+
+/*
+ * Yinyang from k = 64 (four groups or more), Hamerly below (its one lower
+ * bound is enough for few centroids), within the memory budget after the
+ * data, the ctids and Lloyd's own needs; Lloyd when k < 4 (nothing to gain).
+ */
+int32_t
+auto_first_method(int64_t n, int32_t d, int32_t k, const pgkm_options *opt)
+{
+	if (k < 4 || !ExactMargins::usable(d))
+		return PGKM_METHOD_LLOYD;
+	double		budget = -1;
+	if (opt && opt->memory_limit > 0)
+	{
+		pgkm_options base = *opt;
+		base.method = PGKM_METHOD_LLOYD;
+		budget = (double) opt->memory_limit - (double) n * (d * 4.0 + 6.0) -
+			(double) pgkm_estimate_bytes(n, d, &base);
+	}
+	const int	threads = resolve_threads(opt ? opt->n_threads : 0);
+	const int32_t wanted[] = {k >= 64 ? PGKM_METHOD_YINYANG : PGKM_METHOD_HAMERLY,
+	PGKM_METHOD_HAMERLY};
+	for (int32_t m : wanted)
+		if (budget < 0 || method_state_bytes(m, n, d, k, threads) <= budget)
+			return m;
+	return PGKM_METHOD_LLOYD;
+}
+
+class AutoAssign : public CpuAssign
+{
+public:
+	AutoAssign(std::unique_ptr<CpuAssign> lloyd, std::unique_ptr<BoundedAssign> bounded,
+			   int workers)
+		: lloyd_(std::move(lloyd)), bounded_(std::move(bounded)), ns_(workers)
+	{
+		use_bounded_ = bounded_ != nullptr;
+	}
+
+	void		set_centroids(const double *centroids, int32_t k) override
+	{
+		lloyd_->set_centroids(centroids, k);
+		if (!bounded_ || !(use_bounded_ || sync_))
+			return;
+		auto		t0 = std::chrono::steady_clock::now();
+		bounded_->set_centroids(centroids, k);
+		set_ns_ += (int64_t) ns_.size() * since(t0);
+	}
+
+	void		nearest(int64_t r0, int64_t r1, int worker, int32_t *out) override
+	{
+		auto		t0 = std::chrono::steady_clock::now();
+		if (use_bounded_)
+			bounded_->nearest(r0, r1, worker, out);
+		else
+			lloyd_->nearest(r0, r1, worker, out);
+		ns_[worker].v += since(t0);
+	}
+
+	AssignCounts take_counts() override;
+
+private:
+	struct alignas(64) Clock
+	{
+		int64_t		v = 0;
+	};
+	static int64_t since(std::chrono::steady_clock::time_point t0)
+	{
+		return std::chrono::duration_cast<std::chrono::nanoseconds>(
+			std::chrono::steady_clock::now() - t0).count();
+	}
+	void		to_lloyd();
+
+	std::unique_ptr<CpuAssign> lloyd_;
+	std::unique_ptr<BoundedAssign> bounded_;
+	std::vector<Clock> ns_;		/* per worker: time in nearest() this pass */
+	int64_t		set_ns_ = 0;	/* bounded set_centroids this pass, x workers */
+	bool		use_bounded_;	/* the next pass runs the bounded method */
+	bool		sync_ = false;	/* Lloyd's measuring pass: keep the bounds current too */
+	int64_t		lloyd_ns_ = -1; /* the last Lloyd pass */
+	int64_t		measured_bounded_ = 0;	/* the bounded pass before Lloyd's first */
+	int			bounded_passes_ = 0;	/* since the bounded method (re)started */
+	int			strikes_ = 0;	/* bounded passes in a row slower than Lloyd */
+	int			pass_ = 0;
+	int			probe_at_ = 0;
+	int			backoff_ = 8;
+};
+
+/* Lloyd from the next pass; the bounded method is tried again later, from scratch. */
+void
+AutoAssign::to_lloyd()
+{
+	use_bounded_ = false;
+	strikes_ = 0;
+	probe_at_ = pass_ + backoff_;
+	backoff_ *= 2;
+}
+
+/*
+ * After each pass: the first bounded pass after a (re)start is a full search
+ * (not a fair measure); the second is compared with Lloyd, measured once if
+ * it was not yet; later ones must stay within 10% of Lloyd (twice in a row
+ * over, or once while probing, switches).
+ */
+AssignCounts
+AutoAssign::take_counts()
+{
+	AssignCounts c;
+	if (use_bounded_)
+		c = bounded_->take_counts();
+	else
+		c.method = PGKM_METHOD_LLOYD;
+	int64_t		cost = set_ns_;
+	for (Clock &w : ns_)
+	{
+		cost += w.v;
+		w.v = 0;
+	}
+	set_ns_ = 0;
+	pass_++;
+	if (!bounded_)
+		return c;
+	if (use_bounded_)
+	{
+		if (++bounded_passes_ == 1)
+			return c;
+		if (lloyd_ns_ < 0)
+		{
+			use_bounded_ = false;
+			sync_ = true;
+			measured_bounded_ = cost;
+			return c;
+		}
+		const bool probing = bounded_passes_ == 2;
+		if (cost > lloyd_ns_ + lloyd_ns_ / 10)
+		{
+			if (++strikes_ >= (probing ? 1 : 2))
+				to_lloyd();
+		}
+		else
+			strikes_ = 0;
+		return c;
+	}
+	lloyd_ns_ = cost;
+	if (sync_)
+	{
+		sync_ = false;
+		if (measured_bounded_ <= lloyd_ns_)
+			use_bounded_ = true;
+		else
+			to_lloyd();
+	}
+	else if (pass_ >= probe_at_)
+	{
+		use_bounded_ = true;
+		bounded_passes_ = 0;
+		bounded_->restart();
+	}
+	return c;
+}
+
+std::unique_ptr<CpuAssign>
+make_auto_assign(const pgkm_options *opt, const float *x, int64_t n, int32_t d, int32_t kmax,
+				 const double *mean, ThreadPool *pool)
+{
+	const int32_t first = auto_first_method(n, d, kmax, opt);
+	std::unique_ptr<BoundedAssign> bounded;
+	if (first != PGKM_METHOD_LLOYD)
+		bounded = make_bounded_assign(first, x, n, d, kmax, mean, pool);
+	return std::unique_ptr<CpuAssign>(
+		new AutoAssign(make_lloyd_assign(x, d, kmax, mean, pool->size()), std::move(bounded),
+					   pool->size()));
+}
+
+}							/* namespace pgkm */
