@@ -16,6 +16,7 @@
 #include "centroid_geometry.h"
 #include "cpu_assign.h"
 
+#include <limits>
 #include <vector>
 
 namespace pgkm
@@ -77,9 +78,15 @@ protected:
 	{
 		return geo_.margins().f_cut(s.nt.best_hi(), up(s.ex + geo_.err_max()));
 	}
-	/* A lower bound of delta(x, c) for every c whose float distance is >= F. */
+	/*
+	 * A lower bound of delta(x, c) for every c whose float distance is >= F;
+	 * F = +inf stands for "no such c" (min_f_except of an empty set), so the
+	 * callers turn a non-finite F of a real centroid into 0 first.
+	 */
 	double		lo_any(const Scratch &s, float F) const
 	{
+		if (F == std::numeric_limits<float>::infinity())
+			return std::numeric_limits<double>::infinity();
 		return geo_.margins().lo_float(F, up(s.ex + geo_.err_max()));
 	}
 	/* Every centroid against the centred row: the label, hi its upper bound; s.F by position. */
@@ -89,7 +96,7 @@ protected:
 	{
 		return s.nt.resolve(x_ + i * d_, geo_.cent(), geo_.margins(), hi, &s.exact);
 	}
-	/* The smallest F over block positions p0..p1-1 other than centroid `not_c`. */
+	/* The smallest F over block positions p0..p1-1 other than centroid `not_c`; +inf if none. */
 	float		min_f_except(const Scratch &s, int32_t p0, int32_t p1, int32_t not_c) const;
 
 	int32_t		method_;		/* pgkm_method */

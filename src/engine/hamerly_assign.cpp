@@ -42,8 +42,7 @@ protected:
 	void		init_bounds(int64_t i, int32_t b, double hi, Scratch &s) override
 	{
 		u_[i] = hi;
-		l_[i] = geo_.k() == 1 ? std::numeric_limits<double>::infinity()
-			: lo_any(s, min_f_except(s, 0, geo_.nblocks() * BLOCK, b));
+		l_[i] = lo_any(s, min_f_except(s, 0, geo_.nblocks() * BLOCK, b));
 	}
 
 	void		assign_rows(int64_t r0, int64_t r1, Scratch &s, int32_t *out) override;

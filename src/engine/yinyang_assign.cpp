@@ -196,14 +196,19 @@ YinyangAssign::assign_rows(int64_t r0, int64_t r1, Scratch &s, int32_t *out)
 			searched[g] = 1;
 			float	   *F = s.F.data() + (size_t) g * BLOCK;
 			fsqdist_blocks(s.xc.data(), geo_.blocks() + (size_t) g * d_ * BLOCK, d_, 1, F);
-			s.distances += members_[g];
+			s.distances += members_[g] - (g == group_of_[a]);	/* a's distance is known */
 			for (int32_t p = 0; p < BLOCK; p++)
 			{
 				const int32_t c = order[(size_t) g * BLOCK + p];
 				if (c < 0)
 					F[p] = std::numeric_limits<float>::infinity();
-				else if (c != a)
-					consider(s, c, F[p], cf);
+				else
+				{
+					if (c != a)
+						consider(s, c, F[p], cf);
+					if (!(F[p] <= std::numeric_limits<float>::max()))
+						F[p] = 0.0f;	/* overflow: no lower bound (lo_any) */
+				}
 			}
 		}
 		double		hi;
