@@ -34,7 +34,7 @@ BoundedAssign::set_centroids(const double *centroids, int32_t k)
 		fresh_ = false;
 	if (reset)
 		fresh_ = true;
-	on_centroids(reset);
+	on_centroids(reset, ch.passed);
 }
 
 void
@@ -75,7 +75,8 @@ BoundedAssign::take_counts()
 /*
  * Every centroid in float, then intervals only for those under the cut of
  * the smallest float distance (usually one). A non-finite float distance
- * (overflow) sends the row to E for every centroid, with zero lower bounds.
+ * (overflow) sends the row to E for every centroid, with zero lower bounds;
+ * padding lanes hold FLT_MAX.
  */
 int32_t
 BoundedAssign::full_search(int64_t i, Scratch &s, double *hi)
@@ -86,11 +87,13 @@ BoundedAssign::full_search(int64_t i, Scratch &s, double *hi)
 	float	   *F = s.F.data();
 	fsqdist_blocks(s.xc.data(), geo_.blocks(), d_, nb, F);
 	s.distances += k;
-	bool		bad = false;
-	for (int32_t p = 0; p < np; p++)
-		bad |= !(F[p] <= std::numeric_limits<float>::max());
+	for (int32_t p : geo_.padding())
+		F[p] = std::numeric_limits<float>::max();	/* never below a finite real distance */
+	bool		finite;
+	float		fmin;
+	const int32_t pmin = argmin_f(F, np, &fmin, &finite);
 	s.nt.clear();
-	if (bad)
+	if (!finite || order[pmin] < 0)
 	{
 		const float *xi = x_ + i * d_;
 		int32_t		b = 0;
@@ -111,12 +114,6 @@ BoundedAssign::full_search(int64_t i, Scratch &s, double *hi)
 		return b;
 	}
 	s.slow = false;
-	for (int32_t p : geo_.padding())
-		F[p] = std::numeric_limits<float>::infinity();
-	int32_t		pmin = 0;
-	for (int32_t p = 1; p < np; p++)
-		if (F[p] < F[pmin])
-			pmin = p;
 	float		cut = std::numeric_limits<float>::infinity();
 	consider(s, order[pmin], F[pmin], cut);
 	for (int32_t p = 0; p < np; p++)

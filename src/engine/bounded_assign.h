@@ -46,8 +46,11 @@ protected:
 		int64_t		distances = 0, exact = 0;
 	};
 
-	/* Derived data for new centroids (after the geometry); reset: bounds start over. */
-	virtual void on_centroids(bool reset) = 0;
+	/*
+	 * Derived data for new centroids (after the geometry); reset: bounds
+	 * start over; passed: a pass used the previous centroids.
+	 */
+	virtual void on_centroids(bool reset, bool passed) = 0;
 	/* After a full search of row i gave label b: store its bounds (s.F by position). */
 	virtual void init_bounds(int64_t i, int32_t b, double hi, Scratch &s) = 0;
 	/* The bounded pass over rows r0..r1-1 (labels in label_ are the previous ones). */

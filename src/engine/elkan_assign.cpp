@@ -33,7 +33,7 @@ public:
 	}
 
 protected:
-	void		on_centroids(bool) override
+	void		on_centroids(bool, bool) override
 	{
 		const int32_t k = geo_.k();
 		geo_.icd_rows(pool_, [&](int32_t a, const double *lo) {

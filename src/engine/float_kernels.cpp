@@ -98,11 +98,37 @@ lo_f_array(const float *F, int32_t n, FloatLo p, float *out)
 		out[i] = lo_f(F[i], p);
 }
 
+/* Lane-wise minimum (GCC will not reorder a scalar min reduction into vectors). */
+static inline vf16
+vmin(vf16 a, vf16 b)
+{
+	return a < b ? a : b;
+}
+
+static inline float
+hmin(vf16 v)
+{
+	float		m = v[0];
+	for (int i = 1; i < 16; i++)
+		m = v[i] < m ? v[i] : m;
+	return m;
+}
+
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) float
 lower_bounds_drift(float *l, const float *s, int32_t n)
 {
-	float		m = __builtin_inff();
-	for (int32_t i = 0; i < n; i++)
+	const vf16	keep = vf16 {} + (1.0f - 0x1p-22f), tiny = vf16 {} + 0x1p-100f;
+	vf16		vm = vf16 {} + __builtin_inff();
+	int32_t		i = 0;
+	for (; i + 16 <= n; i += 16)
+	{
+		vf16		r = (load16(l + i) - load16(s + i)) * keep;
+		r = r > tiny ? r : vf16 {};
+		memcpy(l + i, &r, sizeof(r));
+		vm = vmin(vm, r);
+	}
+	float		m = hmin(vm);
+	for (; i < n; i++)
 	{
 		float		v = sub_down_f(l[i], s[i]);
 		l[i] = v;
@@ -123,6 +149,33 @@ bounds_filter(const float *l, const float *icd, float lim, float sep_lim, int32_
 		kept += v;
 	}
 	return kept;
+}
+
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int32_t
+argmin_f(const float *F, int32_t n, float *min, bool *finite)
+{
+	vf16		vm = vf16 {} + __builtin_inff(), vbad = {};
+	const vf16	big = vf16 {} + __FLT_MAX__;
+	for (int32_t i = 0; i < n; i += 16)
+	{
+		vf16		v = load16(F + i);
+		vm = vmin(vm, v);
+		vbad = (v <= big) ? vbad : big;	/* also NaN */
+	}
+	float		m = hmin(vm);
+	*finite = hmin(vbad) == 0.0f && hmin(-vbad) == 0.0f;
+	*min = m;
+	int32_t		p = 0;
+	while (p < n - 1 && !(F[p] == m))
+		p++;
+	return p;
+}
+
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
+block_mins(const float *F, int32_t nb, float *out)
+{
+	for (int32_t b = 0; b < nb; b++)
+		out[b] = hmin(load16(F + (size_t) b * BLOCK));
 }
 
 }							/* namespace pgkm */

@@ -43,6 +43,15 @@ float		lower_bounds_drift(float *l, const float *s, int32_t n);
 int32_t		bounds_filter(const float *l, const float *icd, float lim, float sep_lim, int32_t n,
 						  uint8_t *keep);
 
+/*
+ * The smallest of F[0 .. n) (n > 0, a multiple of BLOCK) and its first
+ * position; *finite = no F is infinite or NaN.
+ */
+int32_t		argmin_f(const float *F, int32_t n, float *min, bool *finite);
+
+/* out[b] = the smallest of the BLOCK values of block b of F, for nb blocks. */
+void		block_mins(const float *F, int32_t nb, float *out);
+
 }							/* namespace pgkm */
 
 #endif							/* PGKM_FLOAT_KERNELS_H */

@@ -27,7 +27,7 @@ public:
 
 protected:
 	/* Each row of the inter-centroid lower bounds, sorted ascending (ties by index). */
-	void		on_centroids(bool) override
+	void		on_centroids(bool, bool) override
 	{
 		const int32_t k = geo_.k(), w = k - 1;
 		rank_.resize((size_t) k * w);

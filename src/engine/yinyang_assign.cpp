@@ -101,6 +101,15 @@ group_order(const CentroidGeometry &geo, int32_t t)
 	return order;
 }
 
+/*
+ * The drift bounds are kept as cumulative sums per pass (rounded up, and a
+ * copy rounded down), so a row's bounds can stay as they were at its last
+ * visit tau: at pass `now` they are lowered by cum_up[now] - cum_lo[tau] >=
+ * the sum of the drift bounds in between >= the distance moved (triangle
+ * inequality). A row first meets the global test with its own global lower
+ * bound lowered by the cumulative largest drift, in O(1); only when that
+ * fails are its t group bounds brought up to date.
+ */
 class YinyangAssign : public BoundedAssign
 {
 public:
@@ -110,119 +119,245 @@ public:
 	{
 		u_.assign(n, 0.0);
 		lb_.assign((size_t) n * tmax_, 0.0f);
+		glb_.assign(n, 0.0f);
+		tau_.assign(n, 0);
 		group_of_.assign(kmax, 0);
-		gdrift_.assign(tmax_, 0.0f);
-		searched_.resize(scratch_.size());
-		for (auto &v : searched_)
-			v.resize(tmax_);
+		lane_.assign(kmax, 0);
+		lag1_.assign(tmax_, 0.0f);
+		work_.resize(scratch_.size());
+		for (Work &w : work_)
+		{
+			w.searched.resize(tmax_);
+			w.lag.resize(tmax_);
+			w.min1.resize(tmax_);
+			w.finite.resize(tmax_);
+		}
 	}
 
 protected:
-	void		on_centroids(bool reset) override
-	{
-		if (reset)
-		{
-			t_ = yinyang_groups(geo_.k());
-			geo_.set_order(group_order(geo_, t_));
-			members_.assign(t_, 0);
-			for (int32_t p = 0; p < t_ * BLOCK; p++)
-				if (geo_.order()[p] >= 0)
-				{
-					group_of_[geo_.order()[p]] = p / BLOCK;
-					members_[p / BLOCK]++;
-				}
-		}
-		std::fill(gdrift_.begin(), gdrift_.end(), 0.0f);
-		for (int32_t c = 0; c < geo_.k(); c++)
-			gdrift_[group_of_[c]] = std::max(gdrift_[group_of_[c]], to_float_up(geo_.drift(c)));
-	}
+	void		on_centroids(bool reset, bool passed) override;
 
 	void		init_bounds(int64_t i, int32_t b, double hi, Scratch &s) override
 	{
 		u_[i] = hi;
+		tau_[i] = now_;
 		float	   *lb = &lb_[(size_t) i * tmax_];
-		for (int32_t g = 0; g < t_; g++)
-			lb[g] = s.slow ? 0.0f : to_float_down(lo_any(s, min_f_except(s, g * BLOCK, (g + 1) * BLOCK, b)));
+		if (s.slow)
+		{
+			std::fill(lb, lb + t_, 0.0f);
+			glb_[i] = 0.0f;
+			return;
+		}
+		Work	   &w = work_[&s - scratch_.data()];
+		block_mins(s.F.data(), t_, w.min1.data());
+		const int32_t gb = group_of_[b];
+		w.min1[gb] = min_f_except(s, gb * BLOCK, (gb + 1) * BLOCK, b);
+		float		g = std::numeric_limits<float>::infinity();
+		for (int32_t q = 0; q < t_; q++)
+		{
+			lb[q] = to_float_down(lo_any(s, w.min1[q]));
+			g = std::min(g, lb[q]);
+		}
+		glb_[i] = g;
 	}
 
 	void		assign_rows(int64_t r0, int64_t r1, Scratch &s, int32_t *out) override;
 
 private:
+	struct Work
+	{
+		std::vector<char> searched;
+		std::vector<float> lag;		/* group drift bounds since a row's tau */
+		std::vector<float> min1;	/* per searched group: the smallest F */
+		std::vector<char> finite;	/* no float distance in the group overflowed */
+	};
+	/* Upper bound of group g's drift (g = t_: any centroid's) from pass tau to now. */
+	double		lag(int32_t g, int32_t tau) const
+	{
+		return up(cum_up_[(size_t) now_ * (t_ + 1) + g] - cum_lo_[(size_t) tau * (t_ + 1) + g]);
+	}
+	void		search_row(int64_t i, Scratch &s, Work &w, int32_t *out);
+
 	int32_t		tmax_, t_ = 0;
 	std::vector<double> u_;
-	std::vector<float> lb_;		/* n x tmax group lower bounds */
-	std::vector<int32_t> group_of_;
+	std::vector<float> lb_;		/* n x tmax group lower bounds, as of tau */
+	std::vector<float> glb_;	/* min of a row's group bounds, as of tau */
+	std::vector<int32_t> tau_;	/* the pass a row's lower bounds are of */
+	std::vector<int32_t> group_of_, lane_;	/* each centroid's group and lane in it */
 	std::vector<int32_t> members_;
-	std::vector<float> gdrift_;	/* largest drift in each group, rounded up */
-	std::vector<std::vector<char>> searched_;	/* per worker */
+	int32_t		now_ = 0;		/* the current (or next) pass since the reset */
+	std::vector<double> cum_up_, cum_lo_;	/* (passes) x (t + 1) cumulative drift bounds */
+	std::vector<float> lag1_;	/* lag(g, now - 1) as floats, the common case */
+	std::vector<Work> work_;	/* per worker */
 };
+
+/* Passes before the drift history starts over (a fresh pass): bounds its memory. */
+static constexpr int32_t YINYANG_MAX_PASSES = 4096;
+
+void
+YinyangAssign::on_centroids(bool reset, bool passed)
+{
+	if (!reset && passed && now_ + 1 >= YINYANG_MAX_PASSES)
+	{
+		restart();
+		set_centroids(geo_.cent(), geo_.k());
+		return;
+	}
+	if (reset)
+	{
+		t_ = yinyang_groups(geo_.k());
+		geo_.set_order(group_order(geo_, t_));
+		members_.assign(t_, 0);
+		for (int32_t p = 0; p < t_ * BLOCK; p++)
+			if (geo_.order()[p] >= 0)
+			{
+				group_of_[geo_.order()[p]] = p / BLOCK;
+				lane_[geo_.order()[p]] = p % BLOCK;
+				members_[p / BLOCK]++;
+			}
+		now_ = 0;
+		cum_up_.assign(t_ + 1, 0.0);
+		cum_lo_.assign(t_ + 1, 0.0);
+		return;
+	}
+	if (passed)
+		now_++;
+	const size_t row = (size_t) now_ * (t_ + 1), prev = row - (t_ + 1);
+	cum_up_.resize(row + t_ + 1);
+	cum_lo_.resize(row + t_ + 1);
+	std::vector<double> gd(t_ + 1, 0.0);
+	for (int32_t c = 0; c < geo_.k(); c++)
+		gd[group_of_[c]] = std::max(gd[group_of_[c]], geo_.drift(c));
+	for (int32_t g = 0; g < t_; g++)
+		gd[t_] = std::max(gd[t_], gd[g]);
+	for (int32_t g = 0; g <= t_; g++)
+	{
+		cum_up_[row + g] = up(cum_up_[prev + g] + gd[g]);
+		cum_lo_[row + g] = std::max(0.0, down(cum_lo_[prev + g] + gd[g]));
+	}
+	for (int32_t g = 0; g < t_; g++)
+		lag1_[g] = to_float_up(lag(g, now_ - 1));
+}
 
 void
 YinyangAssign::assign_rows(int64_t r0, int64_t r1, Scratch &s, int32_t *out)
 {
 	const ExactMargins &m = geo_.margins();
-	const std::vector<int32_t> &order = geo_.order();
-	const int32_t t = t_;
-	char	   *searched = searched_[&s - scratch_.data()].data();
+	Work	   &w = work_[&s - scratch_.data()];
 	for (int64_t i = r0; i < r1; i++)
 	{
 		const int32_t a = label_[i];
-		float	   *lb = &lb_[(size_t) i * tmax_];
-		double		u = up(u_[i] + geo_.drift(a));
-		const double glb = lower_bounds_drift(lb, gdrift_.data(), t);
+		const double u = up(u_[i] + geo_.drift(a));
+		const int32_t tau = tau_[i];
 		out[i - r0] = a;
-		if (glb > m.thr(u))
-		{
-			u_[i] = u;
+		u_[i] = u;
+		if (sub_down(glb_[i], lag(t_, tau)) > m.thr(u))
 			continue;
-		}
-		centre(i, s);
-		float		Fa = dist(s, a);
-		const double lo_a = m.lo_float(Fa, err(s, a));
-		u = m.hi_float(Fa, err(s, a));
-		if (glb > m.thr(u))
-		{
-			u_[i] = u;
-			continue;
-		}
-		s.nt.clear();
-		s.nt.add(a, lo_a, u, m);
-		float		cf = cut(s);
+		search_row(i, s, w, out + (i - r0));
+	}
+}
+
+/*
+ * A row the O(1) test did not settle: bring its group bounds to this pass,
+ * then Ding et al.'s filters: the global one (with the tightened upper
+ * bound), then group by group, each group a block of the float kernel.
+ */
+void
+YinyangAssign::search_row(int64_t i, Scratch &s, Work &w, int32_t *out)
+{
+	const ExactMargins &m = geo_.margins();
+	const std::vector<int32_t> &order = geo_.order();
+	const int32_t t = t_, a = label_[i], tau = tau_[i];
+	float	   *lb = &lb_[(size_t) i * tmax_];
+	const float *lagv = lag1_.data();
+	if (tau != now_ - 1)
+	{
 		for (int32_t g = 0; g < t; g++)
+			w.lag[g] = to_float_up(lag(g, tau));
+		lagv = w.lag.data();
+	}
+	float		glb = lower_bounds_drift(lb, lagv, t);
+	tau_[i] = now_;
+	glb_[i] = glb;
+	double		u = u_[i];
+	if (glb > m.thr(u))
+		return;
+	centre(i, s);
+	float		Fa = dist(s, a);
+	const double lo_a = m.lo_float(Fa, err(s, a));
+	u = m.hi_float(Fa, err(s, a));
+	u_[i] = u;
+	if (glb > m.thr(u))
+		return;
+	s.nt.clear();
+	s.nt.add(a, lo_a, u, m);
+	float		cf = cut(s);
+	const int32_t ga = group_of_[a];
+	double		bh = s.nt.best_hi();
+	float		thf = to_float_up(m.thr(bh));	/* lb > thf proves a group worse */
+	for (int32_t g = 0; g < t; g++)
+	{
+		w.searched[g] = 0;
+		if (lb[g] > thf)
+			continue;
+		w.searched[g] = 1;
+		float	   *F = s.F.data() + (size_t) g * BLOCK;
+		fsqdist_blocks(s.xc.data(), geo_.blocks() + (size_t) g * d_ * BLOCK, d_, 1, F);
+		const int32_t mem = members_[g];	/* real lanes first, padding after */
+		const int32_t *oc = &order[(size_t) g * BLOCK];
+		s.distances += mem - (g == ga);	/* a's distance is known */
+		for (int32_t p = mem; p < BLOCK; p++)
+			F[p] = std::numeric_limits<float>::infinity();
+		float		m1 = std::numeric_limits<float>::infinity();
+		bool		finite = true;
+		for (int32_t p = 0; p < BLOCK; p++)
 		{
-			searched[g] = 0;
-			if ((double) lb[g] > m.thr(s.nt.best_hi()))
-				continue;
-			searched[g] = 1;
-			float	   *F = s.F.data() + (size_t) g * BLOCK;
-			fsqdist_blocks(s.xc.data(), geo_.blocks() + (size_t) g * d_ * BLOCK, d_, 1, F);
-			s.distances += members_[g] - (g == group_of_[a]);	/* a's distance is known */
-			for (int32_t p = 0; p < BLOCK; p++)
+			m1 = F[p] < m1 ? F[p] : m1;
+			finite &= (p >= mem) | (F[p] <= std::numeric_limits<float>::max());
+		}
+		w.finite[g] = finite;
+		if (m1 <= cf || !finite)
+		{
+			for (int32_t p = 0; p < mem; p++)
+				if (oc[p] != a && (F[p] <= cf || !(F[p] <= std::numeric_limits<float>::max())))
+					consider(s, oc[p], F[p], cf);
+			if (s.nt.best_hi() != bh)
 			{
-				const int32_t c = order[(size_t) g * BLOCK + p];
-				if (c < 0)
-					F[p] = std::numeric_limits<float>::infinity();
-				else
-				{
-					if (c != a)
-						consider(s, c, F[p], cf);
-					if (!(F[p] <= std::numeric_limits<float>::max()))
-						F[p] = 0.0f;	/* overflow: no lower bound (lo_any) */
-				}
+				bh = s.nt.best_hi();
+				thf = to_float_up(m.thr(bh));
 			}
 		}
-		double		hi;
-		int32_t		b = resolve(i, s, &hi);
-		for (int32_t g = 0; g < t; g++)
-			if (searched[g])
-				lb[g] = to_float_down(lo_any(s, min_f_except(s, g * BLOCK, (g + 1) * BLOCK, b)));
-		const int32_t ga = group_of_[a];
-		if (b != a && !searched[ga])
-			lb[ga] = std::min(lb[ga], to_float_down(lo_a));
-		u_[i] = hi;
-		label_[i] = b;
-		out[i - r0] = b;
+		w.min1[g] = finite ? m1 : 0.0f;	/* overflow: no lower bound (lo_any) */
 	}
+	double		hi;
+	int32_t		b = resolve(i, s, &hi);
+	const int32_t gb = group_of_[b];
+	if (w.searched[gb])	/* b's own group: the smallest distance of its other members */
+	{
+		const float *F = s.F.data() + (size_t) gb * BLOCK;
+		const int32_t *oc = &order[(size_t) gb * BLOCK];
+		float		m2 = std::numeric_limits<float>::infinity();
+		for (int32_t p = 0; p < members_[gb]; p++)
+			if (oc[p] != b && F[p] < m2)
+				m2 = F[p];
+		w.min1[gb] = w.finite[gb] ? m2 : 0.0f;
+	}
+	float		g_all = std::numeric_limits<float>::infinity();
+	for (int32_t g = 0; g < t; g++)
+	{
+		if (w.searched[g])
+			lb[g] = to_float_down(lo_any(s, w.min1[g]));
+		g_all = std::min(g_all, lb[g]);
+	}
+	if (b != a && !w.searched[ga])
+	{
+		lb[ga] = std::min(lb[ga], to_float_down(lo_a));
+		g_all = std::min(g_all, lb[ga]);
+	}
+	glb_[i] = g_all;
+	u_[i] = hi;
+	label_[i] = b;
+	*out = b;
 }
 
 std::unique_ptr<BoundedAssign>
