@@ -11,8 +11,9 @@
  * seconds in the iterations, distance computations and the fraction skipped
  * (against n k per pass), fp64 rechecks aside, inertia, a hash of the labels
  * (equal hashes = equal labels) and what ran (method_used). dump_prefix
- * writes the data (.x.f32), the initial centroids (.init.f64) and Lloyd's
- * labels (.labels.i32) for the scikit-learn anchor (triangle_sklearn.py).
+ * writes the data (.x.f32), the initial centroids (.init.f64) and the
+ * labels of yinyang (exact, .labels.i32) for the scikit-learn anchor in
+ * run_triangle_bench.py.
  * Built by bench/CMakeLists.txt (cmake -DPGKM_BUILD_BENCH=ON).
  */
 #include "blobs.h"
@@ -123,7 +124,7 @@ main(int argc, char **argv)
 			}
 			pgkm_result r;
 			pgkm_run_result(h, &r);
-			if (!prefix.empty() && name == "lloyd" && rep == 0)
+			if (!prefix.empty() && name == "yinyang" && rep == 0)
 				dump(prefix + ".labels.i32", r.labels, (size_t) n * sizeof(int32_t));
 			printf("{\"n\": %lld, \"d\": %d, \"k\": %d, \"sigma2\": %g, \"threads\": %d, "
 				   "\"method\": \"%s\", \"repeat\": %d, \"iterations\": %d, \"converged\": %d, "

@@ -3,9 +3,9 @@
  * chosen from the shape and the memory budget, and measures: the CPU time of
  * each assignment pass (the set_centroids work of the bounded method
  * included), and once, early, the time of a Lloyd pass. A bounded method that
- * is not faster than Lloyd gives way to it, and is tried again after 8, 16,
- * 32, ... passes (pruning grows as the centroids settle), the way Wu &
- * Hong's hybrid falls back to the plain kernel. Every method returns the same
+ * is not faster than Lloyd gives way to it, and is tried again 8, 16, 32, ...
+ * passes later (pruning grows as the centroids settle), the way Wu & Hong's
+ * hybrid falls back to the plain kernel when pruning does not pay. Every method returns the same
  * labels, so switching changes no result, only the time; which one ran each
  * iteration is reported (pgkm_progress.method).
  */
@@ -19,9 +19,10 @@ namespace pgkm
 {
 
 /*
- * Yinyang from k = 64 (four groups or more), Hamerly below (its one lower
- * bound is enough for few centroids), within the memory budget after the
- * data, the ctids and Lloyd's own needs; Lloyd when k < 4 (nothing to gain).
+ * Yinyang from k = 16 (two groups or more; measured: as fast as Hamerly at
+ * k = 32, n = 245,760, and faster at larger n and k), Hamerly below, within
+ * the memory budget after the data, the ctids and Lloyd's own needs; Lloyd
+ * when k < 4 (nothing to gain).
  */
 int32_t
 auto_first_method(int64_t n, int32_t d, int32_t k, const pgkm_options *opt)
@@ -37,13 +38,16 @@ auto_first_method(int64_t n, int32_t d, int32_t k, const pgkm_options *opt)
 			(double) pgkm_estimate_bytes(n, d, &base);
 	}
 	const int	threads = resolve_threads(opt ? opt->n_threads : 0);
-	const int32_t wanted[] = {k >= 64 ? PGKM_METHOD_YINYANG : PGKM_METHOD_HAMERLY,
+	const int32_t wanted[] = {k >= 16 ? PGKM_METHOD_YINYANG : PGKM_METHOD_HAMERLY,
 	PGKM_METHOD_HAMERLY};
 	for (int32_t m : wanted)
 		if (budget < 0 || method_state_bytes(m, n, d, k, threads) <= budget)
 			return m;
 	return PGKM_METHOD_LLOYD;
 }
+
+/* Passes of the start of a run during which only a hopeless bounded method gives way. */
+static constexpr int AUTO_WARMUP = 8;
 
 class AutoAssign : public CpuAssign
 {
@@ -96,7 +100,6 @@ private:
 	bool		use_bounded_;	/* the next pass runs the bounded method */
 	bool		sync_ = false;	/* Lloyd's measuring pass: keep the bounds current too */
 	int64_t		lloyd_ns_ = -1; /* the last Lloyd pass */
-	int64_t		measured_bounded_ = 0;	/* the bounded pass before Lloyd's first */
 	int			bounded_passes_ = 0;	/* since the bounded method (re)started */
 	int			strikes_ = 0;	/* bounded passes in a row slower than Lloyd */
 	int			pass_ = 0;
@@ -115,10 +118,13 @@ AutoAssign::to_lloyd()
 }
 
 /*
- * After each pass: the first bounded pass after a (re)start is a full search
- * (not a fair measure); the second is compared with Lloyd, measured once if
- * it was not yet; later ones must stay within 10% of Lloyd (twice in a row
- * over, or once while probing, switches).
+ * After each pass. The first bounded pass after a (re)start is a full
+ * search: no measure. Lloyd is measured once, on the third pass, the bounds
+ * kept current meanwhile. The first passes after the start, while the
+ * centroids still move a lot, hand over to Lloyd only when they cost more
+ * than twice as much; later a bounded pass costing more than 1.3x Lloyd, or
+ * more than Lloyd twice in a row, does (a probe, the second pass after a
+ * restart, gets one chance only).
  */
 AssignCounts
 AutoAssign::take_counts()
@@ -138,42 +144,40 @@ AutoAssign::take_counts()
 	pass_++;
 	if (!bounded_)
 		return c;
-	if (use_bounded_)
+	if (!use_bounded_)
 	{
-		if (++bounded_passes_ == 1)
-			return c;
-		if (lloyd_ns_ < 0)
+		lloyd_ns_ = cost;
+		if (sync_ || pass_ >= probe_at_)
 		{
-			use_bounded_ = false;
-			sync_ = true;
-			measured_bounded_ = cost;
-			return c;
+			if (!sync_)
+			{
+				bounded_->restart();
+				bounded_passes_ = 0;
+			}
+			sync_ = false;
+			use_bounded_ = true;
 		}
-		const bool probing = bounded_passes_ == 2;
-		if (cost > lloyd_ns_ + lloyd_ns_ / 10)
-		{
-			if (++strikes_ >= (probing ? 1 : 2))
-				to_lloyd();
-		}
-		else
-			strikes_ = 0;
 		return c;
 	}
-	lloyd_ns_ = cost;
-	if (sync_)
+	if (++bounded_passes_ == 1)
+		return c;
+	if (lloyd_ns_ < 0)
 	{
-		sync_ = false;
-		if (measured_bounded_ <= lloyd_ns_)
-			use_bounded_ = true;
-		else
+		use_bounded_ = false;
+		sync_ = true;
+		return c;
+	}
+	const bool probing = pass_ > bounded_passes_ + 1 && bounded_passes_ == 2;
+	if (pass_ <= AUTO_WARMUP)
+	{
+		if (cost > 2 * lloyd_ns_)
 			to_lloyd();
 	}
-	else if (pass_ >= probe_at_)
-	{
-		use_bounded_ = true;
-		bounded_passes_ = 0;
-		bounded_->restart();
-	}
+	else if (cost > lloyd_ns_ + lloyd_ns_ * 3 / 10 ||
+			 (cost > lloyd_ns_ && ++strikes_ >= (probing ? 1 : 2)))
+		to_lloyd();
+	else if (cost <= lloyd_ns_)
+		strikes_ = 0;
 	return c;
 }
 

@@ -283,7 +283,8 @@ TEST(AutoMethod, FirstChoiceFollowsShapeAndMemory)
 	pgkm_options_default(&o);
 	o.n_threads = 2;
 	EXPECT_EQ(pgkm::auto_first_method(100000, 8, 2, &o), PGKM_METHOD_LLOYD);
-	EXPECT_EQ(pgkm::auto_first_method(100000, 8, 32, &o), PGKM_METHOD_HAMERLY);
+	EXPECT_EQ(pgkm::auto_first_method(100000, 8, 8, &o), PGKM_METHOD_HAMERLY);
+	EXPECT_EQ(pgkm::auto_first_method(100000, 8, 32, &o), PGKM_METHOD_YINYANG);
 	EXPECT_EQ(pgkm::auto_first_method(100000, 8, 256, &o), PGKM_METHOD_YINYANG);
 	o.k = 256;
 	o.method = PGKM_METHOD_LLOYD;
