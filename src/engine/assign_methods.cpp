@@ -67,8 +67,8 @@ method_state_bytes(int32_t method, int64_t n, int32_t d, int32_t k, int threads)
 			return b + dn * (8 + 4 * dk) + dk * dk * 4 + threads * (dk + 8);
 		case PGKM_METHOD_HAMERLY:
 			return b + dn * 16;
-		case PGKM_METHOD_YINYANG:
-			return b + dn * (8 + 4.0 * yinyang_groups(k)) + threads * kp;
+		case PGKM_METHOD_YINYANG:	/* + per-pass drift history, capped */
+			return b + dn * (16 + 4.0 * yinyang_groups(k)) + threads * kp + 4096.0 * 16 * (k / 16 + 2);
 		default:
 			return b + dk * dk * 12 + threads * dk * 16;	/* sort */
 	}
