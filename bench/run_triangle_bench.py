@@ -47,12 +47,12 @@ def sklearn_runs(prefix, n, d, k, threads, repeats, algorithms):
         for rep in range(repeats):
             km = KMeans(n_clusters=k, init=init, n_init=1, max_iter=1000, tol=0, algorithm=alg)
             with threadpool_limits(limits=threads):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 km.fit(x)
-                dt = time.perf_counter() - t0
+                dt, cpu = time.perf_counter() - t0, time.process_time() - c0
             out.append({'n': n, 'd': d, 'k': k, 'method': 'sklearn-' + alg, 'repeat': rep,
                         'iterations': int(km.n_iter_), 'total_s': dt,
-                        'iter_s': dt, 'inertia': float(km.inertia_),
+                        'iter_s': dt, 'cpu_s': cpu, 'inertia': float(km.inertia_),
                         'same_labels_as_ours': float((km.labels_ == ours).mean())})
     return out
 
@@ -122,15 +122,19 @@ def print_tables(results):
         lloyd_it = (statistics.median(r['iter_s'] / r['iterations'] for r in runs['lloyd'])
                     if 'lloyd' in runs else None)
         print(f'\n**{g}: n = {n}, k = {k}, sigma^2 = {s2}**\n')
+        lloyd_cpu = statistics.median(r['cpu_s'] for r in runs['lloyd']) if 'lloyd' in runs else None
         print('| method | iterations | skipped | ms/iteration (median) | total s min | total s median '
-              '| speed-up vs lloyd (total) | speed-up (per iteration) | what ran / labels |')
-        print('|---|---|---|---|---|---|---|---|---|')
+              '| CPU s median | speed-up vs lloyd (total, wall) | (total, CPU) | (per iteration, wall) '
+              '| what ran / labels |')
+        print('|---|---|---|---|---|---|---|---|---|---|---|')
         for m, rs in runs.items():
             tot = [r['total_s'] for r in rs]
             per = statistics.median(r['iter_s'] / max(r['iterations'], 1) for r in rs)
             med = statistics.median(tot)
+            cpu = statistics.median(r.get('cpu_s', float('nan')) for r in rs)
             sk = f"{rs[0]['skipped'] * 100:.1f}%" if 'skipped' in rs[0] else ''
             su = f'{lloyd / med:.2f}x' if lloyd else ''
+            suc = f'{lloyd_cpu / cpu:.2f}x' if lloyd_cpu and cpu == cpu else ''
             sui = f'{lloyd_it / per:.2f}x' if lloyd_it and 'skipped' in rs[0] else ''
             what = rs[0].get('method_used', '')
             if 'same_labels_as_ours' in rs[0]:
@@ -138,7 +142,7 @@ def print_tables(results):
             elif 'labels_hash' in rs[0]:
                 what += f" ({rs[0]['labels_hash'][:6]})"
             print(f'| {m} | {rs[0]["iterations"]} | {sk} | {per * 1000:.1f} | {min(tot):.2f} | {med:.2f} '
-                  f'| {su} | {sui} | {what} |')
+                  f'| {cpu:.2f} | {su} | {suc} | {sui} | {what} |')
 
 
 if __name__ == '__main__':

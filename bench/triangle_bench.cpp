@@ -8,7 +8,8 @@
  *
  * methods: comma-separated SQL names (lloyd,elkan,hamerly,yinyang,sort,auto).
  * Prints one JSON object per method and repeat: iterations, total seconds,
- * seconds in the iterations, distance computations and the fraction skipped
+ * seconds in the iterations, CPU seconds of the run (all threads: the work,
+ * less sensitive than wall time to other load on the machine), distance computations and the fraction skipped
  * (against n k per pass), fp64 rechecks aside, inertia, a hash of the labels
  * (equal hashes = equal labels) and what ran (method_used). dump_prefix
  * writes the data (.x.f32), the initial centroids (.init.f64) and the
@@ -18,6 +19,8 @@
  */
 #include "blobs.h"
 #include "pgkm_engine.h"
+
+#include <sys/resource.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +36,12 @@ fnv(const void *p, size_t len)
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ b[i]) * 1099511628211ULL;
 	return h;
+}
+
+static double
+seconds(const timeval &t)
+{
+	return (double) t.tv_sec + 1e-6 * (double) t.tv_usec;
 }
 
 static int32_t
@@ -107,6 +116,8 @@ main(int argc, char **argv)
 				fprintf(stderr, "create: %s\n", err);
 				return 1;
 			}
+			struct rusage ru0, ru1;
+			getrusage(RUSAGE_SELF, &ru0);
 			pgkm_progress p;
 			double		t_init = 0, t_last_iter = 0;
 			int			st;
@@ -122,17 +133,20 @@ main(int argc, char **argv)
 				fprintf(stderr, "step: %s\n", err);
 				return 1;
 			}
+			getrusage(RUSAGE_SELF, &ru1);
+			const double cpu_s = seconds(ru1.ru_utime) + seconds(ru1.ru_stime) -
+				seconds(ru0.ru_utime) - seconds(ru0.ru_stime);
 			pgkm_result r;
 			pgkm_run_result(h, &r);
 			if (!prefix.empty() && name == "yinyang" && rep == 0)
 				dump(prefix + ".labels.i32", r.labels, (size_t) n * sizeof(int32_t));
 			printf("{\"n\": %lld, \"d\": %d, \"k\": %d, \"sigma2\": %g, \"threads\": %d, "
 				   "\"method\": \"%s\", \"repeat\": %d, \"iterations\": %d, \"converged\": %d, "
-				   "\"total_s\": %.4f, \"iter_s\": %.4f, \"distances\": %lld, "
+				   "\"total_s\": %.4f, \"iter_s\": %.4f, \"cpu_s\": %.4f, \"distances\": %lld, "
 				   "\"distances_lloyd\": %lld, \"skipped\": %.4f, \"inertia\": %.10g, "
 				   "\"labels_hash\": \"%016llx\", \"method_used\": \"%s\"}\n",
 				   (long long) n, d, k, sigma2, threads, name.c_str(), rep, r.iterations,
-				   r.converged, r.elapsed_s, t_last_iter - t_init,
+				   r.converged, r.elapsed_s, t_last_iter - t_init, cpu_s,
 				   (long long) r.distance_computations, (long long) r.distance_computations_lloyd,
 				   1.0 - (double) r.distance_computations / (double) r.distance_computations_lloyd,
 				   r.inertia, (unsigned long long) fnv(r.labels, (size_t) n * sizeof(int32_t)),

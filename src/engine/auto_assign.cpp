@@ -5,7 +5,9 @@
  * included), and once, early, the time of a Lloyd pass. A bounded method that
  * is not faster than Lloyd gives way to it, and is tried again 8, 16, 32, ...
  * passes later (pruning grows as the centroids settle), the way Wu & Hong's
- * hybrid falls back to the plain kernel when pruning does not pay. Every method returns the same
+ * hybrid falls back to the plain kernel when pruning does not pay. The
+ * bounded method follows every centroid change meanwhile, so its bounds
+ * stay valid and a try costs one pass. Every method returns the same
  * labels, so switching changes no result, only the time; which one ran each
  * iteration is reported (pgkm_progress.method).
  */
@@ -59,10 +61,15 @@ public:
 		use_bounded_ = bounded_ != nullptr;
 	}
 
+	/*
+	 * Both methods always see the centroids: the bounded one's bounds stay
+	 * valid (loose) through a Lloyd stretch, so trying it again costs one
+	 * bounded pass, not a full search.
+	 */
 	void		set_centroids(const double *centroids, int32_t k) override
 	{
 		lloyd_->set_centroids(centroids, k);
-		if (!bounded_ || !(use_bounded_ || sync_))
+		if (!bounded_)
 			return;
 		auto		t0 = std::chrono::steady_clock::now();
 		bounded_->set_centroids(centroids, k);
@@ -98,16 +105,17 @@ private:
 	std::vector<Clock> ns_;		/* per worker: time in nearest() this pass */
 	int64_t		set_ns_ = 0;	/* bounded set_centroids this pass, x workers */
 	bool		use_bounded_;	/* the next pass runs the bounded method */
-	bool		sync_ = false;	/* Lloyd's measuring pass: keep the bounds current too */
+	bool		probing_ = false;	/* the next bounded pass is a try after Lloyd */
 	int64_t		lloyd_ns_ = -1; /* the last Lloyd pass */
-	int			bounded_passes_ = 0;	/* since the bounded method (re)started */
+	int64_t		bounded_ns_ = 0;	/* the last bounded pass */
+	int			bounded_passes_ = 0;
 	int			strikes_ = 0;	/* bounded passes in a row slower than Lloyd */
 	int			pass_ = 0;
 	int			probe_at_ = 0;
 	int			backoff_ = 8;
 };
 
-/* Lloyd from the next pass; the bounded method is tried again later, from scratch. */
+/* Lloyd from the next pass; the bounded method is tried again later. */
 void
 AutoAssign::to_lloyd()
 {
@@ -118,13 +126,13 @@ AutoAssign::to_lloyd()
 }
 
 /*
- * After each pass. The first bounded pass after a (re)start is a full
- * search: no measure. Lloyd is measured once, on the third pass, the bounds
- * kept current meanwhile. The first passes after the start, while the
- * centroids still move a lot, hand over to Lloyd only when they cost more
- * than twice as much; later a bounded pass costing more than 1.3x Lloyd, or
- * more than Lloyd twice in a row, does (a probe, the second pass after a
- * restart, gets one chance only).
+ * After each pass. The first bounded pass is a full search: no measure.
+ * Lloyd is measured once, on the third pass (and keeps the run if the second
+ * bounded pass cost more than twice as much). During the first passes, while
+ * the centroids still move a lot, a bounded pass hands over to Lloyd only
+ * when it costs more than twice as much; later when it costs more than 1.3x
+ * Lloyd, or more than Lloyd twice in a row. From Lloyd the bounded method is
+ * tried again after 8, 16, 32, ... passes (one pass, with the bounds it kept).
  */
 AssignCounts
 AutoAssign::take_counts()
@@ -146,35 +154,37 @@ AutoAssign::take_counts()
 		return c;
 	if (!use_bounded_)
 	{
+		const bool first = lloyd_ns_ < 0;
 		lloyd_ns_ = cost;
-		if (sync_ || pass_ >= probe_at_)
+		if (first && bounded_ns_ > 2 * lloyd_ns_)
+			to_lloyd();			/* the bounded pass before was hopeless already */
+		else if (pass_ >= probe_at_)
 		{
-			if (!sync_)
-			{
-				bounded_->restart();
-				bounded_passes_ = 0;
-			}
-			sync_ = false;
 			use_bounded_ = true;
+			probing_ = bounded_passes_ > 1;
 		}
 		return c;
 	}
+	bounded_ns_ = cost;
 	if (++bounded_passes_ == 1)
 		return c;
 	if (lloyd_ns_ < 0)
 	{
 		use_bounded_ = false;
-		sync_ = true;
 		return c;
 	}
-	const bool probing = pass_ > bounded_passes_ + 1 && bounded_passes_ == 2;
-	if (pass_ <= AUTO_WARMUP)
+	if (probing_)
+	{
+		probing_ = false;
+		if (cost > lloyd_ns_)
+			to_lloyd();
+	}
+	else if (pass_ <= AUTO_WARMUP)
 	{
 		if (cost > 2 * lloyd_ns_)
 			to_lloyd();
 	}
-	else if (cost > lloyd_ns_ + lloyd_ns_ * 3 / 10 ||
-			 (cost > lloyd_ns_ && ++strikes_ >= (probing ? 1 : 2)))
+	else if (cost > lloyd_ns_ + lloyd_ns_ * 3 / 10 || (cost > lloyd_ns_ && ++strikes_ >= 2))
 		to_lloyd();
 	else if (cost <= lloyd_ns_)
 		strikes_ = 0;

@@ -8,13 +8,13 @@
 #include "blobs.h"
 #include "reference.h"
 
-#include "bounded_assign.h"
 #include "cpu_assign.h"
 #include "exact_bounds.h"
 #include "float_kernels.h"
 #include "thread_pool.h"
 
 #include <cmath>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -77,6 +77,19 @@ column_means(const std::vector<float> &x, int32_t d)
 	return m;
 }
 
+/* The CpuAssign of a method over x (column means as the CPU device gives them). */
+static std::unique_ptr<pgkm::CpuAssign>
+make_method(int32_t method, const std::vector<float> &x, int32_t d, int32_t kmax,
+			pgkm::ThreadPool *pool)
+{
+	pgkm_options o;
+	pgkm_options_default(&o);
+	o.k = kmax;
+	o.method = method;
+	std::vector<double> mean = column_means(x, d);
+	return pgkm::make_cpu_assign(&o, x.data(), (int64_t) (x.size() / d), d, kmax, mean.data(), pool);
+}
+
 class PrunedAssign : public ::testing::TestWithParam<int32_t>
 {
 };
@@ -107,13 +120,8 @@ TEST_P(PrunedAssign, ExactLabelsUnderAnyCentroidChange)
 							: ((double) (gen() % 9) - 4.0 + (gen() % 2) * 0.5) * scale;
 				return c;
 			};
-			std::vector<double> mean = column_means(x, d);
 			pgkm::ThreadPool pool(2, nullptr, nullptr);
-			pgkm_options o;
-			pgkm_options_default(&o);
-			o.k = kmax;
-			o.method = method;
-			auto		m = pgkm::make_cpu_assign(&o, x.data(), n, d, kmax, mean.data(), &pool);
+			auto		m = make_method(method, x, d, kmax, &pool);
 			std::vector<double> c = centroids(kmax, 1.0);
 			int64_t		ties = 0;
 			int			checked = 0;
@@ -186,13 +194,8 @@ TEST_P(PrunedAssign, ExactLabelsOnFloatNearTies)
 			for (int32_t j = 0; j < d; j++)
 				x[i * d + j] = (float) (ci[j] + 0.3 * z(gen));
 		}
-		std::vector<double> mean = column_means(x, d);
 		pgkm::ThreadPool pool(2, nullptr, nullptr);
-		pgkm_options o;
-		pgkm_options_default(&o);
-		o.k = k;
-		o.method = method;
-		auto		m = pgkm::make_cpu_assign(&o, x.data(), n, d, k, mean.data(), &pool);
+		auto		m = make_method(method, x, d, k, &pool);
 		for (int step = 0; step < 5; step++)
 		{
 			m->set_centroids(c.data(), k);
