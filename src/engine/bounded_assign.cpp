@@ -96,17 +96,8 @@ BoundedAssign::full_search(int64_t i, Scratch &s, double *hi)
 	if (!finite || order[pmin] < 0)
 	{
 		const float *xi = x_ + i * d_;
-		int32_t		b = 0;
-		double		be = exact_sqdist(xi, geo_.centroid(0), d_);
-		for (int32_t c = 1; c < k; c++)
-		{
-			double		e = exact_sqdist(xi, geo_.centroid(c), d_);
-			if (e < be)
-			{
-				be = e;
-				b = c;
-			}
-		}
+		const int32_t b = nearest_exact(xi, geo_.cent(), d_, nullptr, k);
+		const double be = sqdist_exact(xi, geo_.centroid(b), d_);
 		s.exact += k;
 		std::fill(F, F + np, 0.0f);
 		s.slow = true;

@@ -1,26 +1,12 @@
 /*
- * exact_bounds.cpp: the contract's distance, the per-d margins and the
- * near-tie resolution (exact_bounds.h says why the margins suffice). This
- * file is compiled for the engine's baseline ISA (no FMA), so exact_sqdist
- * does the same operations in the same order as the CPU device's exact
- * distance and the fp64 reference.
+ * exact_bounds.cpp: the per-d margins and the near-tie resolution
+ * (exact_bounds.h says why the margins suffice). Compiled for the engine's
+ * baseline ISA (no FMA), so sqdist_exact here is the contract's arithmetic.
  */
 #include "exact_bounds.h"
 
 namespace pgkm
 {
-
-double
-exact_sqdist(const float *x, const double *c, int32_t d)
-{
-	double		s = 0;
-	for (int32_t j = 0; j < d; j++)
-	{
-		double		t = (double) x[j] - c[j];
-		s += t * t;
-	}
-	return s;
-}
 
 ExactMargins::ExactMargins(int32_t d) : d_(d)
 {
@@ -55,7 +41,7 @@ NearTies::resolve(const float *x, const double *cent, const ExactMargins &m, dou
 	{
 		if (cd.lo > t)
 			continue;
-		double		e = exact_sqdist(x, cent + (size_t) cd.c * d, d);
+		double		e = sqdist_exact(x, cent + (size_t) cd.c * d, d);
 		++*exact;
 		if (b < 0 || e < be || (e == be && cd.c < b))
 		{

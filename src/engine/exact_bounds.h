@@ -3,8 +3,9 @@
  * (Elkan, Hamerly, Yinyang, sort) return exactly the label of the contract
  *
  *   label(x) = argmin over c of E(x, c), the lowest index on exact ties,
- *   E(x, c) = exact_sqdist(x, c): the fp64 sum over features in order of
- *             ((double) x_j - c_j)^2 (x the float32 row, c the fp64 centroid),
+ *   E(x, c) = sqdist_exact(x, c) (exact_distance.h): the fp64 sum over
+ *             features in order of ((double) x_j - c_j)^2 (x the float32
+ *             row, c the fp64 centroid),
  *
  * while skipping most distance computations. Every bound is an interval on
  * the true Euclidean distance delta(x, c) = ||x - c|| (real arithmetic on the
@@ -57,6 +58,10 @@
 #ifndef PGKM_EXACT_BOUNDS_H
 #define PGKM_EXACT_BOUNDS_H
 
+#include <cstddef>	/* before exact_distance.h, which uses size_t */
+
+#include "exact_distance.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -65,14 +70,6 @@
 
 namespace pgkm
 {
-
-/*
- * E(x, c), the contract's distance. Defined out of line (exact_bounds.cpp,
- * compiled for the baseline ISA, which has no FMA), so the compiler can
- * neither contract it into FMAs nor reorder it when inlined into a function
- * compiled for a wider ISA.
- */
-double		exact_sqdist(const float *x, const double *c, int32_t d);
 
 /* Rounding helpers of point 4 (see above). */
 constexpr double BOUND_TINY = 0x1p-399;
