@@ -19,7 +19,6 @@
  *   - progress.inertia of the init step is the k-means++ potential on the
  *     CPU, NaN where it is not computed (random, given, GPU k-means++).
  */
-#include "cpu_assign.h"
 #include "driver.h"
 #include "cpu_assign.h"
 #include "errors.h"
