@@ -28,16 +28,6 @@
 #include <string>
 #include <vector>
 
-static uint64_t
-fnv(const void *p, size_t len)
-{
-	uint64_t	h = 1469598103934665603ULL;
-	const unsigned char *b = (const unsigned char *) p;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ b[i]) * 1099511628211ULL;
-	return h;
-}
-
 static double
 seconds(const timeval &t)
 {
@@ -149,7 +139,7 @@ main(int argc, char **argv)
 				   r.converged, r.elapsed_s, t_last_iter - t_init, cpu_s,
 				   (long long) r.distance_computations, (long long) r.distance_computations_lloyd,
 				   1.0 - (double) r.distance_computations / (double) r.distance_computations_lloyd,
-				   r.inertia, (unsigned long long) fnv(r.labels, (size_t) n * sizeof(int32_t)),
+				   r.inertia, (unsigned long long) pgkm_test::fnv1a(r.labels, (size_t) n * sizeof(int32_t)),
 				   r.method_used);
 			fflush(stdout);
 			pgkm_run_free(h);

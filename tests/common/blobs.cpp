@@ -70,4 +70,14 @@ pick_rows(const std::vector<float> &x, int32_t d, int k, uint64_t seed)
 	return c;
 }
 
+uint64_t
+fnv1a(const void *p, size_t len)
+{
+	uint64_t	h = 1469598103934665603ULL;
+	const unsigned char *b = (const unsigned char *) p;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
+}
+
 }							/* namespace pgkm_test */

@@ -5,6 +5,7 @@
 #ifndef PGKM_TEST_BLOBS_H
 #define PGKM_TEST_BLOBS_H
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -31,6 +32,9 @@ std::vector<float> wu_hong_blobs(int64_t n, int32_t d, int centers, double sigma
 
 /* k distinct row indices of x picked with a fixed generator, copied as fp64 centroids (k x d). */
 std::vector<double> pick_rows(const std::vector<float> &x, int32_t d, int k, uint64_t seed);
+
+/* FNV-1a of len bytes: the benchmarks print it so that two builds' outputs can be compared. */
+uint64_t	fnv1a(const void *p, size_t len);
 
 }							/* namespace pgkm_test */
 
