@@ -21,7 +21,9 @@ typedef struct NamedValue
 } NamedValue;
 
 static const NamedValue methods[] = {
-	{"lloyd", PGKM_METHOD_LLOYD, NULL}, {NULL, 0, NULL}};
+	{"lloyd", PGKM_METHOD_LLOYD, NULL}, {"elkan", PGKM_METHOD_ELKAN, NULL},
+	{"hamerly", PGKM_METHOD_HAMERLY, NULL}, {"yinyang", PGKM_METHOD_YINYANG, NULL},
+	{"sort", PGKM_METHOD_SORT, NULL}, {"auto", PGKM_METHOD_AUTO, NULL}, {NULL, 0, NULL}};
 static const NamedValue inits[] = {
 	{"k-means++", PGKM_INIT_KMEANSPP, "kmeanspp"},
 	{"random", PGKM_INIT_RANDOM, NULL}, {NULL, 0, NULL}};
@@ -195,4 +197,5 @@ pgkm_build_options(const PgkmArgs *args, pgkm_options *opt,
 	pgkm_gpu_plugin_path(plugin_path, plugin_len);
 	opt->gpu_plugin_path = plugin_path;
 	opt->gpu_memory_limit = (int64_t) pgkm_guc_gpu_memory_limit_kb * 1024;
+	opt->memory_limit = (int64_t) pgkm_guc_memory_limit_kb * 1024;
 }

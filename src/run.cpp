@@ -178,7 +178,9 @@ report_progress(const pgkm_progress *p, int n_init, int *last_run, int *last_ite
 				(errmsg("pg_kmeans run %d/%d iteration %d: inertia %.6g, %lld points moved",
 						p->run + 1, n_init, p->iteration, p->inertia,
 						(long long) p->moved),
-				 errdetail("elapsed %.3f s", p->elapsed_s)));
+				 errdetail("elapsed %.3f s, %s: %lld distance computations",
+						   p->elapsed_s, pgkm_method_name(p->method),
+						   (long long) p->distance_computations)));
 }
 
 /*

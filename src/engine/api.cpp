@@ -5,6 +5,8 @@
  * driver.cpp.
  */
 #include "argmin_kernels.h"
+#include "auto_assign.h"
+#include "bounded_assign.h"
 #include "cpu_assign.h"
 #include "driver.h"
 #include "errors.h"
@@ -69,8 +71,12 @@ validate_options(int64_t n, int32_t d, const pgkm_options *opt)
 		throw EngineError(PGKM_ERR_INVALID, fmt("unknown init method %d", opt->init));
 	if (opt->init == PGKM_INIT_GIVEN && !opt->initial_centroids)
 		throw EngineError(PGKM_ERR_INVALID, "init GIVEN needs initial_centroids");
-	if (opt->method != PGKM_METHOD_LLOYD)
-		throw EngineError(PGKM_ERR_INVALID, fmt("unknown method %d (valid: lloyd)", opt->method));
+	if (!pgkm_method_name(opt->method))
+		throw EngineError(PGKM_ERR_INVALID,
+						  fmt("unknown method %d (valid: lloyd, elkan, hamerly, yinyang, sort, auto)",
+							  opt->method));
+	if (opt->memory_limit < 0)
+		throw EngineError(PGKM_ERR_INVALID, "memory_limit must be >= 0");
 	if (opt->device != PGKM_DEVICE_AUTO && opt->device != PGKM_DEVICE_CPU && opt->device != PGKM_DEVICE_GPU)
 		throw EngineError(PGKM_ERR_INVALID, fmt("unknown device %d", opt->device));
 	if (opt->n_threads < 0)
@@ -166,6 +172,9 @@ pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
 	b += (dn / 64 + 1) * 8;		/* per-chunk inertia */
 	b += threads * (256 << 10);	/* the part of a worker's stack it touches, with room */
 	b += dd * 8 * 2;			/* the shift and the column means */
+	int32_t		method = opt->method == PGKM_METHOD_AUTO
+		? auto_first_method(n, d, (int32_t) k, opt) : opt->method;
+	b += method_state_bytes(method, n, d, (int32_t) k, (int) threads);	/* pruning bounds */
 	return (int64_t) std::ceil(b);
 }
 

@@ -77,7 +77,7 @@ pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt
 	data_scale_ = stats.mean_var > 0 ? std::sqrt(stats.mean_var) : 1.0;
 	choose_device(opt.gpu_plugin_path);
 	if (!device_)
-		device_ = make_cpu_device(x, n, d, opt.k, stats.mean.data(), pool_.get());
+		device_ = make_cpu_device(x, n, d, opt.k, stats.mean.data(), pool_.get(), &opt_);
 	device_name_ = device_->name();
 	device_detail_ = device_->detail();
 	size_t		kd = (size_t) opt.k * d;
@@ -96,6 +96,13 @@ pgkm_run::choose_device(const char *plugin_path)
 	if (o.device != PGKM_DEVICE_GPU && o.device != PGKM_DEVICE_AUTO)
 		return;
 	std::string why;
+	if (!method_on_gpu(o.method, &why))
+	{
+		if (o.device == PGKM_DEVICE_GPU)
+			throw EngineError(PGKM_ERR_GPU_UNAVAILABLE, why);
+		fallback_reason_ = why;
+		return;
+	}
 	const CudaPlugin *p = load_cuda_plugin(plugin_path, &why);
 	if (p)
 	{
@@ -262,6 +269,20 @@ pgkm_run::fill_progress(pgkm_progress *p, int32_t iteration, double inertia, int
 	p->elapsed_s = clock_.seconds();
 }
 
+/* The distance computations of the pass just done, for the progress report and the result. */
+void
+pgkm_run::count_pass(pgkm_progress *p, int32_t iteration)
+{
+	int32_t		method;
+	int64_t		dist = device_->last_pass_distances(&method);
+	dist = methods_.pass(iteration, method, dist, n_, cur_.k);
+	if (p)
+	{
+		p->distance_computations = dist;
+		p->method = method;
+	}
+}
+
 void
 pgkm_run::step_init(pgkm_progress *progress)
 {
@@ -312,6 +333,7 @@ pgkm_run::step_init(pgkm_progress *progress)
 		cur_.init_centers.assign(centers, centers + (size_t) k * d_);
 	split_last_.assign(k, 0);
 	split_futile_.assign(k, 0);
+	methods_.start();
 	phase_ = Phase::Iterate;
 	fill_progress(progress, 0, potential, 0);
 }
@@ -336,6 +358,7 @@ pgkm_run::step_iterate(pgkm_progress *progress)
 	cur_.repairs += repaired;
 	cur_.iterations++;
 	fill_progress(progress, cur_.iterations, st.inertia, st.moved);
+	count_pass(progress, cur_.iterations);
 	if (repaired > 0)
 	{
 		/* split clusters need at least one Lloyd update before any stop test */
@@ -369,6 +392,7 @@ pgkm_run::step_final(pgkm_progress *progress)
 {
 	const int32_t d = d_;
 	const double inertia = fill_empty_clusters();
+	count_pass(progress, cur_.iterations);
 	drop_empty_clusters();
 	const int32_t k = cur_.k;
 	cur_.inertia = inertia;
@@ -384,6 +408,7 @@ pgkm_run::step_final(pgkm_progress *progress)
 		best_.run = cur_.run;
 		best_.repairs = cur_.repairs;
 		best_.unfilled = cur_.unfilled;
+		best_methods_ = methods_.trail();
 		best_.centers.assign(cur_.centers.begin(), cur_.centers.begin() + (size_t) k * d);
 		best_.init_centers = cur_.init_centers;
 		best_.sizes.assign(cur_.sizes.begin(), cur_.sizes.begin() + k);
@@ -510,5 +535,8 @@ pgkm_run::result(pgkm_result *out) const
 	out->device = device_name_.c_str();
 	out->device_detail = device_detail_.c_str();
 	out->fallback_reason = fallback_reason_.c_str();
+	out->method_used = best_methods_.c_str();
+	out->distance_computations = methods_.distances();
+	out->distance_computations_lloyd = methods_.distances_lloyd();
 	return true;
 }

@@ -8,6 +8,7 @@
 #define PGKM_DRIVER_H
 
 #include "device.h"
+#include "method_trail.h"
 #include "pgkm_engine.h"
 #include "thread_pool.h"
 #include "units.h"
@@ -72,6 +73,7 @@ private:
 	void		drop_empty_clusters();
 	void		fill_progress(pgkm_progress *p, int32_t iteration, double inertia,
 							  int64_t moved) const;
+	void		count_pass(pgkm_progress *p, int32_t iteration);
 
 	/* the input */
 	const float *x_;
@@ -98,6 +100,7 @@ private:
 	std::vector<double> old_centers_;
 	std::vector<char> split_last_;	/* cluster took part in a split last iteration */
 	std::vector<char> split_futile_;	/* a split of this cluster did not separate points: stop */
+	pgkm::MethodTrail methods_;
 
 	/* the best run so far, then the result */
 	bool		have_best_ = false;
@@ -106,6 +109,7 @@ private:
 	std::string device_name_ = "cpu";
 	std::string device_detail_;
 	std::string fallback_reason_;
+	std::string best_methods_;	/* the winning run's method trail */
 	double		elapsed_ = 0;
 };
 

@@ -52,9 +52,18 @@ typedef enum pgkm_device
 	PGKM_DEVICE_GPU = 2
 } pgkm_device;
 
+/*
+ * Every method gives the same labels, centroids, iterations and inertia
+ * (Lloyd's); they differ in the distance computations they skip.
+ */
 typedef enum pgkm_method
 {
-	PGKM_METHOD_LLOYD = 0
+	PGKM_METHOD_LLOYD = 0,		/* every row against every centroid */
+	PGKM_METHOD_ELKAN = 1,		/* k lower bounds per row (n x k floats) */
+	PGKM_METHOD_HAMERLY = 2,	/* one upper and one lower bound per row */
+	PGKM_METHOD_YINYANG = 3,	/* one lower bound per group of 16 centroids */
+	PGKM_METHOD_SORT = 4,		/* Wu & Hong's sorted inter-centroid distances, no bounds kept */
+	PGKM_METHOD_AUTO = 5		/* picks one from the shape and memory, measures, switches */
 } pgkm_method;
 
 typedef struct pgkm_options
@@ -85,6 +94,8 @@ typedef struct pgkm_options
 	 */
 	const double *shift;
 	int32_t		scale_log2;
+	int64_t		memory_limit;	/* host bytes the call may use, data included;
+								 * 0 = none. AUTO keeps its bounds within it */
 } pgkm_options;
 
 /* Fills *opt with the documented defaults (k = 0 must still be set). */
@@ -97,6 +108,9 @@ typedef struct pgkm_progress
 	double		inertia;		/* sum of squared distances at this step */
 	int64_t		moved;			/* points whose label changed */
 	double		elapsed_s;		/* since pgkm_run_create */
+	int64_t		distance_computations;	/* of this step's assignment (n x k
+										 * for Lloyd); 0 at init */
+	int32_t		method;			/* pgkm_method of this step (AUTO resolved) */
 } pgkm_progress;
 
 /*
@@ -149,7 +163,16 @@ typedef struct pgkm_result
 	const char *device;			/* "cpu" or "gpu" */
 	const char *device_detail;	/* e.g. "NVIDIA H100 80GB HBM3" or "8 threads" */
 	const char *fallback_reason;	/* device=auto that fell back to CPU: why; else "" */
+	const char *method_used;	/* the method that ran, e.g. "yinyang"; for
+								 * AUTO what it chose, e.g. "yinyang, then
+								 * lloyd from iteration 4" */
+	int64_t		distance_computations;	/* of every assignment pass of every run */
+	int64_t		distance_computations_lloyd;	/* what Lloyd would have
+												 * computed: n x k per pass */
 } pgkm_result;
+
+/* The SQL name of a method ("lloyd", "elkan", ...), NULL if unknown. */
+const char *pgkm_method_name(int32_t method);
 
 /* Valid after pgkm_run_step returned PGKM_DONE; pointers live until free. */
 int			pgkm_run_result(const pgkm_run *run, pgkm_result *out);

@@ -37,6 +37,9 @@ copy_result(const pgkm_result &res, int32_t d, EngineResult &r)
 	r.device = res.device;
 	r.detail = res.device_detail;
 	r.fallback = res.fallback_reason;
+	r.method_used = res.method_used;
+	r.distance_computations = res.distance_computations;
+	r.distance_computations_lloyd = res.distance_computations_lloyd;
 }
 
 EngineResult

@@ -28,6 +28,8 @@ struct EngineResult
 	std::vector<double> cluster_inertia;
 	std::vector<pgkm_progress> progress;	/* one entry per step, the last included */
 	std::string device, detail, fallback;
+	std::string method_used;
+	int64_t		distance_computations = 0, distance_computations_lloyd = 0;
 };
 
 /* Defaults with k set and device = CPU. */
