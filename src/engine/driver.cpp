@@ -40,6 +40,11 @@ pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt
 				   pgkm_interrupt_fn interrupt, void *interrupt_ctx)
 	: x_(x), n_(n), d_(d), opt_(opt), interrupt_(interrupt), interrupt_ctx_(interrupt_ctx)
 {
+	if (opt.method == PGKM_METHOD_KERNEL)
+	{
+		kernel_ = make_kernel_run(x, n, d, opt, interrupt, interrupt_ctx);
+		return;
+	}
 	if (opt.init == PGKM_INIT_GIVEN)
 	{
 		size_t		kd = (size_t) opt.k * d;
@@ -335,6 +340,8 @@ pgkm_run::finish()
 int
 pgkm_run::step(pgkm_progress *progress)
 {
+	if (kernel_)
+		return kernel_->step(progress);
 	try
 	{
 		switch (phase_)
@@ -365,6 +372,8 @@ pgkm_run::step(pgkm_progress *progress)
 bool
 pgkm_run::result(pgkm_result *out) const
 {
+	if (kernel_)
+		return kernel_->result(out);
 	if (phase_ != Phase::Done)
 		return false;
 	memset(out, 0, sizeof(*out));

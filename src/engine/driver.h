@@ -8,6 +8,7 @@
 #define PGKM_DRIVER_H
 
 #include "device.h"
+#include "kernel_kmeans.h"
 #include "pgkm_engine.h"
 #include "thread_pool.h"
 #include "util.h"
@@ -93,6 +94,9 @@ private:
 	std::vector<double> old_centers_;
 	std::vector<char> split_last_;	/* cluster took part in a split last iteration */
 	std::vector<char> split_futile_;	/* a split of this cluster did not separate points: stop */
+
+	/* method KERNEL: its own step loop, to which step and result defer */
+	std::unique_ptr<pgkm::KernelRun> kernel_;
 
 	/* the best run so far, then the result */
 	bool		have_best_ = false;

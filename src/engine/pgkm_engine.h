@@ -53,8 +53,28 @@ typedef enum pgkm_device
 
 typedef enum pgkm_method
 {
-	PGKM_METHOD_LLOYD = 0
+	PGKM_METHOD_LLOYD = 0,
+	PGKM_METHOD_KERNEL = 16		/* kernel k-means (kernel_kmeans.cpp): a
+								 * different objective, apart from Lloyd's
+								 * exact variants */
 } pgkm_method;
+
+/* Kernels of method KERNEL, as scikit-learn's pairwise kernels define them. */
+typedef enum pgkm_kernel
+{
+	PGKM_KERNEL_LINEAR = 0,		/* <x, y> */
+	PGKM_KERNEL_POLYNOMIAL = 1, /* (gamma <x, y> + coef0)^degree */
+	PGKM_KERNEL_RBF = 2,		/* exp(-gamma ||x - y||^2) */
+	PGKM_KERNEL_SIGMOID = 3		/* tanh(gamma <x, y> + coef0) */
+} pgkm_kernel;
+
+/* Where kernel k-means keeps the n x n kernel matrix K. */
+typedef enum pgkm_kernel_matrix
+{
+	PGKM_KMATRIX_AUTO = 0,		/* stored when it fits memory_limit, else recomputed */
+	PGKM_KMATRIX_STORED = 1,	/* built once (n^2 floats), read every iteration */
+	PGKM_KMATRIX_RECOMPUTED = 2 /* tiles recomputed from the data every pass */
+} pgkm_kernel_matrix;
 
 typedef struct pgkm_options
 {
@@ -73,6 +93,16 @@ typedef struct pgkm_options
 	int32_t		deterministic;	/* GPU: fixed-order reductions (default 1) */
 	const char *gpu_plugin_path;	/* full path of pg_kmeans_cuda.so, or NULL */
 	int64_t		gpu_memory_limit;	/* bytes; 0 = whatever the device allows */
+
+	/* method KERNEL only (the defaults are scikit-learn's) */
+	int32_t		kernel;			/* pgkm_kernel (default RBF) */
+	double		gamma;			/* > 0; 0 = 1 / d */
+	double		coef0;			/* polynomial and sigmoid (default 1) */
+	int32_t		degree;			/* polynomial, >= 1 (default 3) */
+	int32_t		kernel_matrix;	/* pgkm_kernel_matrix */
+	int64_t		memory_limit;	/* host bytes the engine may allocate, which
+								 * kernel_matrix AUTO decides by; 0 = no limit */
+	const int32_t *initial_labels;	/* n labels in 0..k-1, for INIT_GIVEN */
 } pgkm_options;
 
 /* Fills *opt with the documented defaults (k = 0 must still be set). */
@@ -132,7 +162,27 @@ typedef struct pgkm_result
 	const char *device;			/* "cpu" or "gpu" */
 	const char *device_detail;	/* e.g. "NVIDIA H100 80GB HBM3" or "8 threads" */
 	const char *fallback_reason;	/* device=auto that fell back to CPU: why; else "" */
+	const struct pgkm_kernel_result *kernel;	/* method KERNEL, else NULL */
 } pgkm_result;
+
+/*
+ * What kernel k-means adds to a result. Its clusters have no centroid
+ * vectors: the feature-space centroid of cluster c is the mean of phi(x_i)
+ * over the rows i with members[i] == c, the partition the final labels were
+ * assigned against. The result's centroids are the input-space means of the
+ * final clusters, its distances and inertia feature-space ones.
+ */
+typedef struct pgkm_kernel_result
+{
+	const int32_t *initial_labels;	/* n: the winning run's starting partition */
+	const int32_t *members;		/* n: cluster in 0..k-1, or -1 for a row of a
+								 * cluster that was dropped (empty at the end) */
+	const int64_t *member_sizes;	/* k: rows with members[i] == c */
+	const double *centroid_norms;	/* k: ||c||^2 in feature space */
+	double		gamma;			/* the gamma used (the 1 / d default resolved) */
+	const char *matrix;			/* "stored" or "recomputed" */
+	double		matrix_s;		/* seconds building K (0 when recomputed) */
+} pgkm_kernel_result;
 
 /* Valid after pgkm_run_step returned PGKM_DONE; pointers live until free. */
 int			pgkm_run_result(const pgkm_run *run, pgkm_result *out);
@@ -147,6 +197,18 @@ int64_t		pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt);
  * device. Returns 1 and a description, or 0 and the reason, in info.
  */
 int			pgkm_gpu_available(const char *plugin_path, char *info, size_t infolen);
+
+/*
+ * Kernel k-means prediction against a stored partition: the row x (d fp64)
+ * goes to the cluster whose feature-space centroid is nearest,
+ *   argmin_c  K(x,x) - 2/|c| sum_{l in c} K(x, rows_l) + norms[c],
+ * lowest index on ties, computed in fp64 over the n training rows (n x d,
+ * members[l] in 0..k-1 or -1 = no cluster). Returns the cluster and its
+ * squared feature-space distance in *dist2, or -1 on bad arguments.
+ */
+int32_t		pgkm_kernel_nearest(const pgkm_options *kernel, const float *rows,
+								const int32_t *members, int64_t n, int32_t d, int32_t k,
+								const double *norms, const double *x, double *dist2);
 
 /* Index of the nearest centroid (squared Euclidean, fp64); *dist2 if non-NULL. */
 int32_t		pgkm_nearest(const double *centroids, int32_t k, int32_t d,

@@ -4,6 +4,7 @@
 #include "blobs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 namespace pgkm_test
@@ -48,6 +49,25 @@ pick_rows(const std::vector<float> &x, int32_t d, int k, uint64_t seed)
 			c.push_back(x[(size_t) i * d + j]);
 	}
 	return c;
+}
+
+std::vector<float>
+rings(int64_t n, double factor, double noise, uint64_t seed, std::vector<int32_t> *labels)
+{
+	std::mt19937_64 g(seed);
+	std::uniform_real_distribution<double> angle(0, 2 * M_PI);
+	std::normal_distribution<double> z(0, noise);
+	std::vector<float> x((size_t) n * 2);
+	labels->resize(n);
+	for (int64_t i = 0; i < n; i++)
+	{
+		const int32_t ring = i < n / 2 ? 0 : 1;
+		const double r = ring == 0 ? 1.0 : factor, a = angle(g);
+		x[(size_t) i * 2] = (float) (r * std::cos(a) + z(g));
+		x[(size_t) i * 2 + 1] = (float) (r * std::sin(a) + z(g));
+		(*labels)[i] = ring;
+	}
+	return x;
 }
 
 }							/* namespace pgkm_test */

@@ -24,6 +24,15 @@ std::vector<float> blobs(int64_t n, int32_t d, int centers, uint64_t seed, doubl
 /* k distinct row indices of x picked with a fixed generator, copied as fp64 centroids (k x d). */
 std::vector<double> pick_rows(const std::vector<float> &x, int32_t d, int k, uint64_t seed);
 
+/*
+ * Two concentric rings in the plane (scikit-learn's make_circles shape):
+ * n rows (n/2 per ring, outer radius 1, inner radius factor) at uniform
+ * random angles, plus N(0, noise) per coordinate; the ring of each row
+ * (0 outer, 1 inner) in *labels.
+ */
+std::vector<float> rings(int64_t n, double factor, double noise, uint64_t seed,
+						 std::vector<int32_t> *labels);
+
 }							/* namespace pgkm_test */
 
 #endif							/* PGKM_TEST_BLOBS_H */

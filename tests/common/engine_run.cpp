@@ -37,6 +37,15 @@ copy_result(const pgkm_result &res, int32_t d, EngineResult &r)
 	r.device = res.device;
 	r.detail = res.device_detail;
 	r.fallback = res.fallback_reason;
+	if (const pgkm_kernel_result *kr = res.kernel)
+	{
+		r.kernel_init_labels.assign(kr->initial_labels, kr->initial_labels + n);
+		r.kernel_members.assign(kr->members, kr->members + n);
+		r.kernel_member_sizes.assign(kr->member_sizes, kr->member_sizes + res.k);
+		r.kernel_norms.assign(kr->centroid_norms, kr->centroid_norms + res.k);
+		r.kernel_gamma = kr->gamma;
+		r.kernel_matrix = kr->matrix;
+	}
 }
 
 EngineResult

@@ -28,6 +28,12 @@ struct EngineResult
 	std::vector<double> cluster_inertia;
 	std::vector<pgkm_progress> progress;	/* one entry per step, the last included */
 	std::string device, detail, fallback;
+	/* method KERNEL (pgkm_kernel_result), else empty */
+	std::vector<int32_t> kernel_init_labels, kernel_members;
+	std::vector<int64_t> kernel_member_sizes;
+	std::vector<double> kernel_norms;
+	double		kernel_gamma = 0;
+	std::string kernel_matrix;
 };
 
 /* Defaults with k set and device = CPU. */

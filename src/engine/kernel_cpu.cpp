@@ -1,0 +1,490 @@
+/*
+ * kernel_cpu.cpp: the CPU KernelDevice (kernel_device.h): K from BLAS tiles
+ * plus the elementwise kernel map, and the pass over K that accumulates
+ * S = K onehot(labels) with one add per entry of K (n^2 adds, not n^2 k).
+ *
+ * Tiles. K is cut into T x T tiles (T by shape only). A tile (I, J) is
+ * always computed as the product of the lower-numbered panel by the other
+ * (I <= J, one sgemm of T x T x d: the SYRK half of the work) and read
+ * transposed for I > J, so K is exactly symmetric and a recomputed tile is
+ * bit-identical to the stored one: stored and recomputed runs give the same
+ * result. The Gram products are taken on rows centred on the column means
+ * (float), which keeps the RBF's ||x||^2 + ||y||^2 - 2<x, y> free of the
+ * cancellation a large common offset would cause; the dot-product kernels
+ * add the offset back exactly in fp64:
+ *   <x_i, x_l> = <~x_i, ~x_l> + <~x_i, m> + <~x_l, m> + <m, m>.
+ * The map runs in fp64 and rounds once to float. The diagonal is set from
+ * fp64 norms of the rows themselves (RBF: exactly 1).
+ *
+ * Determinism: tiles and row chunks depend on the shape only; each S entry
+ * is summed in fp64 over l in increasing order by one thread; the k-long
+ * reductions are serial in row order. Any thread count gives the same bits.
+ */
+#include "errors.h"
+#include "kernel_device.h"
+#include "thread_pool.h"
+#include "util.h"
+
+#include <cblas.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace pgkm
+{
+
+/* Tile side: 256, smaller for wide rows so that a worker's two panels stay near 8 MB. */
+static int64_t
+tile_side(int32_t d)
+{
+	int64_t		t = 256;
+	while (t > 64 && t * d > (int64_t) 1 << 20)
+		t /= 2;
+	return t;
+}
+
+/* Rows per chunk of a pass over stored K. */
+static constexpr int64_t PASS_ROWS = 64;
+
+double
+cpu_kernel_device_bytes(int64_t n, int32_t d, int32_t k, int threads, bool stored)
+{
+	const double dn = (double) n, t = (double) tile_side(d);
+	double		b = 0;
+	if (stored)
+		b += dn * dn * 4;		/* K */
+	b += dn * 8 * 3;			/* diag, centred norms, centred offsets */
+	b += dn * k * 8;			/* S */
+	b += threads * (t * t * 4 + 2 * t * d * 4); /* per worker: a tile, two panels */
+	return b;
+}
+
+/* OpenBLAS must not spawn its own threads under ours (as lloyd_assign.cpp). */
+static void
+openblas_single_threaded()
+{
+	static std::once_flag once;
+	std::call_once(once, [] {
+		using set_fn = void (*)(int);
+		auto		fn = (set_fn) dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+		if (fn)
+			fn(1);
+	});
+}
+
+class CpuKernelDevice : public KernelDevice
+{
+public:
+	CpuKernelDevice(const float *x, int64_t n, int32_t d, const double *mean,
+					const KernelParams &p, bool stored, int32_t kmax, ThreadPool *pool);
+
+	void		build() override;
+	const double *diag() const override { return diag_.data(); }
+	void		rows(const int64_t *idx, int32_t count, float *out) override;
+	void		pass(const int32_t *labels, const int64_t *sizes, int32_t k,
+					 KernelPass *out) override;
+	const char *matrix() const override { return stored_ ? "stored" : "recomputed"; }
+	double		build_seconds() const override { return build_s_; }
+	std::string detail() const override;
+	const char *name() const override { return "cpu"; }
+
+private:
+	struct Scratch
+	{
+		std::vector<float> pa, pb, tile;
+	};
+
+	float		centred(int64_t i, int32_t j) const
+	{
+		return (float) ((double) x_[i * d_ + j] - mean_[j]);
+	}
+	double		map(double g, int64_t i, int64_t l) const;
+	double		exact(int64_t i, int64_t l) const;
+	void		load_panel(int64_t tile_index, float *panel) const;
+	void		compute_tile(int64_t I, int64_t J, int worker, bool *finite);
+	void		accumulate(const float *block, int64_t ld, int64_t rows, int64_t c0, int64_t c1,
+						   const int32_t *labels, int32_t k, double *s) const;
+	void		accumulate_panel_recomputed(int64_t I, const int32_t *labels, int32_t k, int worker);
+
+	const float *x_;
+	int64_t		n_;
+	int32_t		d_;
+	std::vector<double> mean_;
+	KernelParams p_;
+	bool		stored_;
+	int32_t		kmax_;
+	ThreadPool *pool_;
+	int64_t		t_;				/* tile side */
+	int64_t		ntiles_;
+	double		mm_ = 0;		/* <m, m> */
+	double		near_;			/* relative squared distance below which map() is exact */
+	std::vector<double> diag_;	/* K_ii as stored (float-rounded) */
+	std::vector<double> cnorm_; /* ||~x_i||^2 */
+	std::vector<double> coff_;	/* <~x_i, m> */
+	std::unique_ptr<float[]> k_;	/* n x n when stored */
+	std::vector<double> s_;		/* n x kmax */
+	std::vector<Scratch> scratch_;
+	double		build_s_ = 0;
+};
+
+CpuKernelDevice::CpuKernelDevice(const float *x, int64_t n, int32_t d, const double *mean,
+								 const KernelParams &p, bool stored, int32_t kmax,
+								 ThreadPool *pool)
+	: x_(x), n_(n), d_(d), mean_(mean, mean + d), p_(p), stored_(stored), kmax_(kmax),
+	  pool_(pool), t_(tile_side(d))
+{
+	openblas_single_threaded();
+	near_ = 2.0 * (d + 2) * 0x1p-24;
+	ntiles_ = (n + t_ - 1) / t_;
+	for (int32_t j = 0; j < d; j++)
+		mm_ += mean_[j] * mean_[j];
+	diag_.resize(n);
+	cnorm_.resize(n);
+	coff_.resize(n);
+	scratch_.resize(pool->size());
+	const int64_t chunks = (n + 4095) / 4096;
+	pool_->parallel_for(chunks, [&](int64_t ch, int) {
+		for (int64_t i = ch * 4096; i < std::min(n_, (ch + 1) * 4096); i++)
+		{
+			double		cn = 0, co = 0, raw = 0;
+			for (int32_t j = 0; j < d_; j++)
+			{
+				double		c = centred(i, j), v = x_[i * d_ + j];
+				cn += c * c;
+				co += c * mean_[j];
+				raw += v * v;
+			}
+			cnorm_[i] = cn;
+			coff_[i] = co;
+			diag_[i] = (float) (p_.by_distance() ? p_.of_sqdist(0) : p_.of_dot(raw));
+		}
+	});
+}
+
+std::string
+CpuKernelDevice::detail() const
+{
+	std::string s = std::to_string(pool_->size()) + (pool_->size() == 1 ? " thread" : " threads");
+	if (stored_)
+		return s + fmt(", K stored (float32, %.0f MB, built in %.2f s)",
+					   (double) n_ * n_ * 4 / 1e6, build_s_);
+	return s + ", K recomputed in tiles every pass";
+}
+
+/*
+ * Kernel value of Gram entry g = <~x_i, ~x_l> (centred rows, float sgemm),
+ * fp64. Where the squared distance of the two rows is within the sgemm's
+ * worst-case rounding ((d - 1) u relative, for a sum of d positive terms),
+ * the GEMM form cannot tell the rows apart: the value is recomputed exactly.
+ */
+inline double
+CpuKernelDevice::map(double g, int64_t i, int64_t l) const
+{
+	const double d2 = cnorm_[i] + cnorm_[l] - 2 * g;
+	if (d2 <= near_ * (cnorm_[i] + cnorm_[l]))
+		return exact(i, l);
+	if (p_.by_distance())
+		return p_.of_sqdist(d2);
+	return p_.of_dot(g + coff_[i] + coff_[l] + mm_);
+}
+
+/* K_il in fp64 from the rows themselves; identical rows give exactly K_ii. */
+double
+CpuKernelDevice::exact(int64_t i, int64_t l) const
+{
+	bool		same;
+	double		v = p_.of_rows(x_ + i * d_, x_ + l * d_, d_, &same);
+	return same ? diag_[i] : v;
+}
+
+/* Rows of tile row/column tile_index, centred, into panel (T x d, zero past the end). */
+void
+CpuKernelDevice::load_panel(int64_t tile_index, float *panel) const
+{
+	const int64_t r0 = tile_index * t_;
+	for (int64_t r = 0; r < t_; r++)
+	{
+		float	   *pr = panel + r * d_;
+		if (r0 + r >= n_)
+			std::fill(pr, pr + d_, 0.0f);
+		else
+			for (int32_t j = 0; j < d_; j++)
+				pr[j] = centred(r0 + r, j);
+	}
+}
+
+/*
+ * Tile (I, J), I <= J, of K into the worker's tile buffer (T x T, rows of
+ * panel I): one sgemm on centred panels, then the map; a diagonal tile is
+ * made exactly symmetric from its upper half, with the diagonal from diag_.
+ */
+void
+CpuKernelDevice::compute_tile(int64_t I, int64_t J, int worker, bool *finite)
+{
+	Scratch    &s = scratch_[worker];
+	const int64_t t = t_;
+	s.pa.resize((size_t) t * d_);
+	s.pb.resize((size_t) t * d_);
+	s.tile.resize((size_t) t * t);
+	load_panel(I, s.pa.data());
+	if (I != J)
+		load_panel(J, s.pb.data());
+	const float *b = I == J ? s.pa.data() : s.pb.data();
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) t, (int) t, d_, 1.0f,
+				s.pa.data(), d_, b, d_, 0.0f, s.tile.data(), (int) t);
+	const int64_t i0 = I * t, l0 = J * t;
+	const int64_t ri = std::min(t, n_ - i0), rl = std::min(t, n_ - l0);
+	float	   *tile = s.tile.data();
+	bool		ok = true;
+	for (int64_t r = 0; r < ri; r++)
+	{
+		float	   *tr = tile + r * t;
+		const int64_t c_begin = I == J ? r + 1 : 0;
+		for (int64_t c = c_begin; c < rl; c++)
+		{
+			float		v = (float) map(tr[c], i0 + r, l0 + c);
+			ok &= std::isfinite(v);
+			tr[c] = v;
+		}
+		if (I == J)
+		{
+			tr[r] = (float) diag_[i0 + r];
+			for (int64_t c = 0; c < r; c++)
+				tr[c] = tile[c * t + r];
+		}
+	}
+	if (!ok)
+		*finite = false;
+}
+
+/* The pairs (I, J), I <= J, in row-major order, as one chunk each. */
+static void
+tile_pair(int64_t index, int64_t ntiles, int64_t *I, int64_t *J)
+{
+	int64_t		i = 0;
+	while (index >= ntiles - i)
+	{
+		index -= ntiles - i;
+		i++;
+	}
+	*I = i;
+	*J = i + index;
+}
+
+static EngineError
+overflow_error(const KernelParams &p)
+{
+	return EngineError(PGKM_ERR_INVALID,
+					   fmt("the %s kernel overflows float32 on this data (gamma %g, coef0 %g, degree %d): "
+						   "lower gamma or degree, or scale the data",
+						   p.kind == PGKM_KERNEL_POLYNOMIAL ? "polynomial" :
+						   p.kind == PGKM_KERNEL_LINEAR ? "linear" : "chosen",
+						   p.gamma, p.coef0, p.degree));
+}
+
+void
+CpuKernelDevice::build()
+{
+	Stopwatch	clock;
+	for (double v : diag_)
+		if (!std::isfinite(v))
+			throw overflow_error(p_);
+	s_.assign((size_t) n_ * kmax_, 0.0);
+	if (!stored_)
+		return;
+	k_.reset(new float[(size_t) n_ * n_]);
+	const int64_t pairs = ntiles_ * (ntiles_ + 1) / 2;
+	std::atomic<bool> all_finite {true};
+	pool_->parallel_for(pairs, [&](int64_t pi, int w) {
+		int64_t		I, J;
+		tile_pair(pi, ntiles_, &I, &J);
+		bool		finite = true;
+		compute_tile(I, J, w, &finite);
+		if (!finite)
+			all_finite.store(false);
+		const int64_t t = t_, i0 = I * t, l0 = J * t;
+		const int64_t ri = std::min(t, n_ - i0), rl = std::min(t, n_ - l0);
+		const float *tile = scratch_[w].tile.data();
+		float	   *K = k_.get();
+		for (int64_t r = 0; r < ri; r++)
+			memcpy(K + (i0 + r) * n_ + l0, tile + r * t, sizeof(float) * rl);
+		if (I != J)
+			for (int64_t c = 0; c < rl; c++)
+				for (int64_t r = 0; r < ri; r++)
+					K[(l0 + c) * n_ + i0 + r] = tile[r * t + c];
+		pool_->checkpoint(w);
+	});
+	if (!all_finite.load())
+		throw overflow_error(p_);
+	build_s_ = clock.seconds();
+}
+
+void
+CpuKernelDevice::rows(const int64_t *idx, int32_t count, float *out)
+{
+	if (stored_)
+	{
+		for (int32_t r = 0; r < count; r++)
+			memcpy(out + (size_t) r * n_, k_.get() + idx[r] * n_, sizeof(float) * n_);
+		return;
+	}
+	/* recomputed: fp64 straight from the rows (may differ from a tile's value in the last bit) */
+	const int64_t chunks = (n_ + 4095) / 4096;
+	for (int32_t r = 0; r < count; r++)
+	{
+		const int64_t i = idx[r];
+		float	   *o = out + (size_t) r * n_;
+		pool_->parallel_for(chunks, [&](int64_t ch, int) {
+			for (int64_t l = ch * 4096; l < std::min(n_, (ch + 1) * 4096); l++)
+				o[l] = (float) exact(i, l);
+		});
+	}
+}
+
+/*
+ * s[r * k + labels[l]] += block[r * ld + (l - c0)] for rows r < rows and
+ * columns c0 <= l < c1. Four rows share each label load; each row's k
+ * accumulators are its own, so equal consecutive labels form four
+ * independent chains instead of one.
+ */
+void
+CpuKernelDevice::accumulate(const float *block, int64_t ld, int64_t rows, int64_t c0, int64_t c1,
+							const int32_t *labels, int32_t k, double *s) const
+{
+	int64_t		r = 0;
+	for (; r + 4 <= rows; r += 4)
+	{
+		const float *b0 = block + r * ld, *b1 = b0 + ld, *b2 = b1 + ld, *b3 = b2 + ld;
+		double	   *s0 = s + r * k, *s1 = s0 + k, *s2 = s1 + k, *s3 = s2 + k;
+		for (int64_t l = c0; l < c1; l++)
+		{
+			const int32_t c = labels[l];
+			const int64_t o = l - c0;
+			s0[c] += b0[o];
+			s1[c] += b1[o];
+			s2[c] += b2[o];
+			s3[c] += b3[o];
+		}
+	}
+	for (; r < rows; r++)
+	{
+		const float *b = block + r * ld;
+		double	   *sr = s + r * k;
+		for (int64_t l = c0; l < c1; l++)
+			sr[labels[l]] += b[l - c0];
+	}
+}
+
+/* S rows of panel I, recomputing its tiles in column order (the stored pass's order). */
+void
+CpuKernelDevice::accumulate_panel_recomputed(int64_t I, const int32_t *labels, int32_t k, int worker)
+{
+	const int64_t t = t_, i0 = I * t, ri = std::min(t, n_ - i0);
+	double	   *s = s_.data() + (size_t) i0 * k;
+	std::vector<float> transposed;
+	for (int64_t J = 0; J < ntiles_; J++)
+	{
+		bool		finite = true;
+		const int64_t l0 = J * t, rl = std::min(t, n_ - l0);
+		compute_tile(std::min(I, J), std::max(I, J), worker, &finite);
+		if (!finite)
+			throw overflow_error(p_);
+		const float *tile = scratch_[worker].tile.data();
+		if (J < I)
+		{
+			/* the tile was computed as (J, I): read it transposed */
+			transposed.resize((size_t) t * t);
+			for (int64_t r = 0; r < ri; r++)
+				for (int64_t c = 0; c < rl; c++)
+					transposed[r * t + c] = tile[c * t + r];
+			tile = transposed.data();
+		}
+		accumulate(tile, t, ri, l0, l0 + rl, labels, k, s);
+		pool_->checkpoint(worker);
+	}
+}
+
+void
+CpuKernelDevice::pass(const int32_t *labels, const int64_t *sizes, int32_t k, KernelPass *out)
+{
+	if (k < 1 || k > kmax_)
+		throw EngineError(PGKM_ERR_INTERNAL, "kernel pass: bad k");
+	double	   *S = s_.data();
+	std::fill(S, S + (size_t) n_ * k, 0.0);
+	if (stored_)
+	{
+		const int64_t chunks = (n_ + PASS_ROWS - 1) / PASS_ROWS;
+		pool_->parallel_for(chunks, [&](int64_t ch, int w) {
+			const int64_t r0 = ch * PASS_ROWS, r1 = std::min(n_, r0 + PASS_ROWS);
+			accumulate(k_.get() + r0 * n_, n_, r1 - r0, 0, n_, labels, k, S + r0 * k);
+			pool_->checkpoint(w);
+		});
+	}
+	else
+		pool_->parallel_for(ntiles_, [&](int64_t I, int w) {
+			accumulate_panel_recomputed(I, labels, k, w);
+		});
+
+	/* centroid norms: C_c = sum_{i in c} S_ic / |c|^2, in row order */
+	double	   *C = out->norms;
+	std::fill(C, C + k, 0.0);
+	for (int64_t i = 0; i < n_; i++)
+		C[labels[i]] += S[(size_t) i * k + labels[i]];
+	for (int32_t c = 0; c < k; c++)
+		C[c] = sizes[c] > 0 ? C[c] / ((double) sizes[c] * (double) sizes[c]) : 0;
+
+	/* argmin over the non-empty clusters, lowest index on ties */
+	std::vector<double> two_over(k);
+	for (int32_t c = 0; c < k; c++)
+		two_over[c] = sizes[c] > 0 ? 2.0 / (double) sizes[c] : 0;
+	const int64_t chunks = (n_ + 4095) / 4096;
+	pool_->parallel_for(chunks, [&](int64_t ch, int) {
+		for (int64_t i = ch * 4096; i < std::min(n_, (ch + 1) * 4096); i++)
+		{
+			const double *si = S + (size_t) i * k;
+			double		best = 0;
+			int32_t		bi = -1;
+			for (int32_t c = 0; c < k; c++)
+			{
+				if (sizes[c] == 0)
+					continue;
+				double		v = C[c] - two_over[c] * si[c];
+				if (bi < 0 || v < best)
+				{
+					best = v;
+					bi = c;
+				}
+			}
+			out->labels[i] = bi;
+			out->dist2[i] = diag_[i] + best;
+		}
+	});
+
+	double	   *X = out->cross;
+	std::fill(X, X + k, 0.0);
+	double		total = 0;
+	for (int64_t i = 0; i < n_; i++)
+	{
+		const double *si = S + (size_t) i * k;
+		X[out->labels[i]] += si[out->labels[i]];
+		for (int32_t c = 0; c < k; c++)
+			total += si[c];
+	}
+	out->kernel_sum = total;
+}
+
+std::unique_ptr<KernelDevice>
+make_cpu_kernel_device(const float *x, int64_t n, int32_t d, const double *mean,
+					   const KernelParams &p, bool stored, int32_t kmax, ThreadPool *pool)
+{
+	return std::unique_ptr<KernelDevice>(
+		new CpuKernelDevice(x, n, d, mean, p, stored, kmax, pool));
+}
+
+}							/* namespace pgkm */
