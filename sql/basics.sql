@@ -28,8 +28,9 @@ CROSS JOIN LATERAL (SELECT CASE WHEN t.x < 5 THEN 1/3.0 ELSE 31/3.0 END AS x,
                            CASE WHEN t.x < 5 THEN 1/3.0 ELSE 31/3.0 END AS y) c
 ORDER BY t.id;
 
--- Labels are 0 .. k-1.
+-- Labels are 0 .. k-1; tableoid names the row's table.
 SELECT min(cluster), max(cluster), count(*) FROM kmeans('two_groups', ARRAY['x', 'y'], 2);
+SELECT DISTINCT tableoid::regclass FROM kmeans('two_groups', ARRAY['x', 'y'], 2);
 
 -- Centroids, sizes, and each cluster's own inertia (2/3 + 1/3 + 1/3 = 4/3).
 SELECT round_vec(centroid) AS centroid,
@@ -61,8 +62,17 @@ SELECT array_agg(t.id ORDER BY t.id) AS members
 FROM kmeans('two_groups', ARRAY['x', 'y'], 2, init => 'random', n_init => 5, seed => 3) k
 JOIN two_groups t ON t.ctid = k.ctid
 GROUP BY k.cluster ORDER BY members;
--- Options are case-insensitive.
+-- Option values: case, '-', '_' and spaces do not matter, and kmeanspp
+-- (MADlib) and cuda are other names of k-means++ and gpu. The same options
+-- give the same result, whatever the spelling.
 SELECT count(*) FROM kmeans('two_groups', ARRAY['x', 'y'], 2, method => 'LLOYD', init => 'K-Means++', device => 'CPU');
+SELECT spelling, count(*) AS identical_rows
+FROM unnest(ARRAY['k-means++', 'kmeans++', 'KMEANS++', 'k_means++', 'k means ++', 'kmeanspp', 'KMeansPP']) spelling,
+     LATERAL (SELECT * FROM kmeans('two_groups', ARRAY['x', 'y'], 3, init => spelling, seed => 5, device => ' Cpu')
+              INTERSECT
+              SELECT * FROM kmeans('two_groups', ARRAY['x', 'y'], 3, seed => 5, device => 'cpu')) s
+GROUP BY spelling ORDER BY spelling;
+SELECT count(*) FROM kmeans('two_groups', ARRAY['x', 'y'], 2, init => 'Random', method => ' lloyd ', device => 'AUTO');
 -- max_iter = 1 still returns a complete labelling.
 SELECT count(*), count(DISTINCT cluster) FROM kmeans('two_groups', ARRAY['x', 'y'], 2, max_iter => 1);
 
@@ -116,9 +126,10 @@ ROLLBACK;
 
 -- The thread count does not change the result.
 SET pg_kmeans.threads = 1;
--- (A table cannot have a column named ctid: rename it when storing labels.)
+-- (A table cannot have columns named ctid or tableoid: rename them when storing labels.)
 CREATE TEMP TABLE one_thread AS
-  SELECT ctid AS row_ctid, cluster, distance FROM kmeans('two_groups', ARRAY['x', 'y'], 3, seed => 42);
+  SELECT ctid AS row_ctid, cluster, distance, tableoid AS row_table
+  FROM kmeans('two_groups', ARRAY['x', 'y'], 3, seed => 42);
 RESET pg_kmeans.threads;
 SELECT count(*) AS identical_rows FROM (
   SELECT * FROM one_thread INTERSECT SELECT * FROM kmeans('two_groups', ARRAY['x', 'y'], 3, seed => 42)) s;

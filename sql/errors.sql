@@ -17,12 +17,18 @@ END $$;
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 0);
 SELECT * FROM kmeans_centroids('pts', ARRAY['x', 'y'], -1);
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 4);
+-- k is checked against the rows before any memory is counted for it.
+SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2147483647);
+SELECT sqlstate_of($$SELECT * FROM kmeans_centroids('pts', ARRAY['x', 'y'], 2147483647)$$);
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, max_iter => 0);
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, tol => -1);
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, tol => 'NaN');
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, n_init => 0);
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, method => 'elkan');
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, init => 'kmeans||');
+SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, init => 'k-means||');  -- another algorithm, not a spelling
+SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, init => 'k-means+');
+SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, device => '');
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, device => 'tpu');
 SELECT * FROM kmeans('pts', ARRAY[]::text[], 2);
 SELECT * FROM kmeans('pts', ARRAY['x', NULL], 2);
@@ -38,6 +44,7 @@ CREATE VIEW pts_view AS SELECT * FROM pts;
 SELECT * FROM kmeans('pts_view', ARRAY['x'], 1);
 CREATE SEQUENCE pts_seq;
 SELECT * FROM kmeans('pts_seq', ARRAY['last_value'], 1);
+-- A partitioned table without partitions has no rows (see inheritance.sql).
 CREATE TABLE parted (x float8) PARTITION BY RANGE (x);
 SELECT * FROM kmeans('parted', ARRAY['x'], 1);
 CREATE MATERIALIZED VIEW pts_mv AS SELECT x FROM pts WITH NO DATA;
@@ -73,12 +80,36 @@ SELECT * FROM kmeans_centroids('pts', ARRAY['x'], 2);
 UPDATE pts SET x = 1e300 WHERE id = 6;
 SELECT * FROM kmeans_centroids('pts', ARRAY['x'], 2);
 SELECT sqlstate_of($$SELECT * FROM kmeans_centroids('pts', ARRAY['x'], 2)$$);
+-- A numeric beyond double precision is finite too: out of range, like 1e300.
+UPDATE pts SET n = 1e400 WHERE id = 6;
+SELECT * FROM kmeans_centroids('pts', ARRAY['n'], 2);
+UPDATE pts SET n = -1e400 WHERE id = 6;
+SELECT sqlstate_of($$SELECT * FROM kmeans_centroids('pts', ARRAY['n'], 2)$$);
+UPDATE pts SET n = 1e300 WHERE id = 6;
+SELECT sqlstate_of($$SELECT * FROM kmeans_centroids('pts', ARRAY['n'], 2)$$);
+UPDATE pts SET n = '-Infinity' WHERE id = 6;
+SELECT sqlstate_of($$SELECT * FROM kmeans_centroids('pts', ARRAY['n'], 2)$$);
 DELETE FROM pts WHERE id = 6;
 UPDATE pts SET w = '{1,2,3}' WHERE id = 3;
 SELECT sqlstate_of($$SELECT * FROM kmeans_centroids('pts', ARRAY['w'], 2)$$);
 UPDATE pts SET w = '{10,10}' WHERE id = 3;
+-- A feature vector is one-dimensional: a 2-D array is refused, not flattened,
+-- with the SQLSTATE of kmeans_predict (2202E), even where its size fits.
+UPDATE pts SET w = '{{10},{10}}' WHERE id = 3;
+SELECT * FROM kmeans_centroids('pts', ARRAY['w'], 2);
+UPDATE pts SET w = '{{10,10}}' WHERE id = 3;
+SELECT sqlstate_of($$SELECT * FROM kmeans('pts', ARRAY['w'], 2)$$);
+UPDATE pts SET w = '{{10,NULL}}' WHERE id = 3;
+SELECT sqlstate_of($$SELECT * FROM kmeans('pts', ARRAY['w'], 2)$$);
+UPDATE pts SET v = '{{10},{10}}' WHERE id = 3;
+SELECT sqlstate_of($$SELECT * FROM kmeans('pts', ARRAY['v'], 2)$$);
+SELECT model FROM kmeans_fit('regress_errors_model', 'pts', ARRAY['x', 'y'], 2);
+SELECT sqlstate_of($$SELECT kmeans_predict('regress_errors_model', '{{3},{3}}')$$);
+SELECT kmeans_drop_model('regress_errors_model');
+UPDATE pts SET w = '{10,10}', v = '{10,10}' WHERE id = 3;
 
--- Memory budget: refused before allocating, with the numbers in the message.
+-- Memory budget: the call is refused before the engine allocates, with the
+-- numbers in the message (more in budget.sql).
 SET pg_kmeans.memory_limit = '1kB';
 -- (The numbers depend on the engine's estimate; N stands for them here.)
 SELECT left(s, 5) AS sqlstate, regexp_replace(substr(s, 8), '[0-9]+', 'N', 'g') AS message

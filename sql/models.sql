@@ -1,8 +1,10 @@
--- pg_kmeans models: fit, list, predict, centroids, refit, drop, ownership.
+-- pg_kmeans models: fit, list, predict, centroids, refit, drop, and the
+-- basics of who may use them (the rest: model_privileges, model_values,
+-- model_search_path).
 CREATE TABLE m_pts (id int, x float8, y float8);
 INSERT INTO m_pts VALUES (1, 0, 0), (2, 0, 1), (3, 1, 0), (4, 10, 10), (5, 10, 11), (6, 11, 10), (7, NULL, 5);
 
--- The models table belongs to the extension and is dumped by pg_dump.
+-- The model store belongs to the extension and is dumped by pg_dump.
 SELECT extconfig::regclass[] FROM pg_extension WHERE extname = 'pg_kmeans';
 
 -- Fit: returns the stored row.
@@ -34,6 +36,14 @@ FROM (VALUES (ARRAY[-5, -5]::float8[]), (ARRAY[4, 4]), (ARRAY[6, 6]), (ARRAY[100
 SELECT kmeans_predict('regress_m', ARRAY[1, NULL]::float8[]) IS NULL AS null_feature;
 SELECT kmeans_predict('regress_m', NULL) IS NULL AS null_array;
 
+-- The model is read once per statement, not once per row (reading it scans
+-- the store a few times, depending on the plan).
+BEGIN;
+SELECT count(kmeans_predict('regress_m', ARRAY[i, i]::float8[])) FROM generate_series(1, 1000) i;
+SELECT seq_scan + coalesce(idx_scan, 0) < 100 AS read_once
+FROM pg_stat_xact_user_tables WHERE relname = 'kmeans_model_store';
+COMMIT;
+
 -- Predict errors.
 SELECT kmeans_predict('regress_m', ARRAY[1, 2, 3]::float8[]);
 SELECT kmeans_predict('regress_m', ARRAY[]::float8[]);
@@ -43,6 +53,38 @@ SELECT kmeans_predict('no_such_model', ARRAY[1, 2]::float8[]);
 SELECT * FROM kmeans_model_centroids('no_such_model');
 SELECT * FROM kmeans_fit('', 'm_pts', ARRAY['x', 'y'], 2);
 
+-- Functions that write fail at once in a read-only transaction (so on a hot
+-- standby too): before the scan (which would say "skipped 1 row") and
+-- before the arguments are looked at.
+BEGIN READ ONLY;
+SELECT * FROM kmeans_fit('regress_ro', 'm_pts', ARRAY['x', 'y'], 2);
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT * FROM kmeans_fit('regress_ro', 'm_pts', ARRAY['no_such_column'], 2);
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT kmeans_drop_model('regress_m');
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT kmeans_grant_model('regress_m', 'public');
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT kmeans_revoke_model('regress_m', 'public');
+ROLLBACK;
+-- The same in parallel mode: here inside a function that claims to be
+-- parallel safe.
+CREATE FUNCTION regress_lying_fit() RETURNS integer LANGUAGE sql PARALLEL SAFE
+  AS $$ SELECT k FROM kmeans_fit('regress_par', 'm_pts', ARRAY['x', 'y'], 2) $$;
+SET force_parallel_mode = regress;
+SELECT regress_lying_fit();
+RESET force_parallel_mode;
+DROP FUNCTION regress_lying_fit();
+-- Reading works in a read-only transaction.
+BEGIN READ ONLY;
+SELECT kmeans_predict('regress_m', ARRAY[0, 0]::float8[]) = kmeans_predict('regress_m', ARRAY[1, 1]::float8[]) AS same;
+SELECT count(*) FROM kmeans_model_centroids('regress_m');
+ROLLBACK;
+
 -- Refitting a name replaces the model; a cached model is not reused after it.
 BEGIN;
 SELECT max(kmeans_predict('regress_m', ARRAY[x, y])) AS max_label FROM m_pts;
@@ -51,21 +93,23 @@ SELECT max(kmeans_predict('regress_m', ARRAY[x, y])) AS max_label FROM m_pts;
 COMMIT;
 SELECT model, k, array_dims(centroids), n_rows FROM kmeans_models ORDER BY model;
 
--- Another role may read and use the model, but not replace or drop it.
+-- Another role can neither see nor use the model, nor replace or drop it.
 CREATE ROLE regress_pgkm_carol;
 GRANT SELECT ON m_pts TO regress_pgkm_carol;
 SET ROLE regress_pgkm_carol;
 SELECT count(*) FROM kmeans_models WHERE model = 'regress_m';
 SELECT count(DISTINCT kmeans_predict('regress_m', ARRAY[x, y])) AS labels FROM m_pts;
+SELECT * FROM kmeans_model_centroids('regress_m');
 SELECT * FROM kmeans_fit('regress_m', 'm_pts', ARRAY['x', 'y'], 2);
 SELECT kmeans_drop_model('regress_m');
--- Row-level security on kmeans_models backs this up for direct writes.
-UPDATE kmeans_models SET k = 1 WHERE model = 'regress_m';
-DELETE FROM kmeans_models WHERE model = 'regress_m';
-SELECT model, k FROM kmeans_models WHERE model = 'regress_m';
-INSERT INTO kmeans_models (model, owner, relation, columns, k, d, method, options, centroids,
-                           sizes, cluster_inertia, inertia, iterations, converged, elapsed_s, device, n_rows)
-VALUES ('regress_forged', 'postgres', 'm_pts', '{x}', 1, 1, 'lloyd', '{}', '{{0}}', '{1}', '{0}', 0, 1, true, 0, 'cpu', 1);
+RESET ROLE;
+-- Once granted, Carol may see and use it, but still not replace or drop it.
+SELECT kmeans_grant_model('regress_m', 'regress_pgkm_carol');
+SET ROLE regress_pgkm_carol;
+SELECT model, owner, grantees, k FROM kmeans_models WHERE model = 'regress_m';
+SELECT count(DISTINCT kmeans_predict('regress_m', ARRAY[x, y])) AS labels FROM m_pts;
+SELECT * FROM kmeans_fit('regress_m', 'm_pts', ARRAY['x', 'y'], 2);
+SELECT kmeans_drop_model('regress_m');
 -- Carol's own model is hers to replace and drop.
 SELECT model, owner, k FROM kmeans_fit('regress_carol', 'm_pts', ARRAY['x', 'y'], 2);
 SELECT model, owner, k FROM kmeans_fit('regress_carol', 'm_pts', ARRAY['x', 'y'], 3);

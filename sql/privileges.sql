@@ -15,7 +15,8 @@ SELECT * FROM kmeans_fit('regress_priv_model', 'priv_pts', ARRAY['x', 'y'], 2);
 RESET ROLE;
 
 -- Column privileges: x and y only. Centroids need just those columns;
--- labels also expose ctid, so kmeans() needs SELECT on ctid, like SELECT ctid.
+-- labels also return ctid, so kmeans() needs what SELECT ctid, x, y needs
+-- (a lone table's tableoid is the OID the caller passed: no privilege).
 GRANT SELECT (x, y) ON priv_pts TO regress_pgkm_bob;
 SET ROLE regress_pgkm_bob;
 SELECT round(centroid[1]::numeric, 3) AS x, round(centroid[2]::numeric, 3) AS y, size
@@ -26,7 +27,40 @@ SELECT count(*) FROM kmeans('priv_pts', ARRAY['x', 'y'], 2);
 RESET ROLE;
 GRANT SELECT (ctid) ON priv_pts TO regress_pgkm_bob;
 SET ROLE regress_pgkm_bob;
+SELECT ctid, x FROM priv_pts LIMIT 0;
+SELECT count(*), min(tableoid::regclass::text) FROM kmeans('priv_pts', ARRAY['x', 'y'], 2);
+RESET ROLE;
+-- In an inheritance tree tableoid says which table a row is in: kmeans()
+-- needs what SELECT tableoid, ctid, x needs there.
+CREATE TABLE priv_child () INHERITS (priv_pts);
+INSERT INTO priv_child VALUES (5, 20, 20, 1);
+SET ROLE regress_pgkm_bob;
 SELECT count(*) FROM kmeans('priv_pts', ARRAY['x', 'y'], 2);
+RESET ROLE;
+GRANT SELECT (tableoid) ON priv_pts TO regress_pgkm_bob;
+SET ROLE regress_pgkm_bob;
+SELECT count(*) FROM kmeans('priv_pts', ARRAY['x', 'y'], 2);
+RESET ROLE;
+DROP TABLE priv_child;
+
+-- A table in a schema without USAGE cannot be read by name or by OID,
+-- even with SELECT on the table: the same error as SELECT, for every function.
+CREATE SCHEMA regress_pgkm_hidden;
+CREATE TABLE regress_pgkm_hidden.pts (x float8);
+INSERT INTO regress_pgkm_hidden.pts VALUES (1), (2), (10);
+GRANT SELECT ON regress_pgkm_hidden.pts TO regress_pgkm_bob;
+SELECT 'regress_pgkm_hidden.pts'::regclass::oid AS hidden_oid \gset
+SET ROLE regress_pgkm_bob;
+SELECT count(*) FROM regress_pgkm_hidden.pts;
+SELECT count(*) FROM kmeans(:hidden_oid, ARRAY['x'], 2);
+SELECT count(*) FROM kmeans_centroids(:hidden_oid, ARRAY['x'], 2);
+SELECT count(*) FROM kmeans_fit('regress_priv_hidden', :hidden_oid, ARRAY['x'], 2);
+-- Nothing is told about the relation: not its kind, not its columns.
+SELECT count(*) FROM kmeans(:hidden_oid, ARRAY['no_such_column'], 2);
+RESET ROLE;
+GRANT USAGE ON SCHEMA regress_pgkm_hidden TO regress_pgkm_bob;
+SET ROLE regress_pgkm_bob;
+SELECT size FROM kmeans_centroids(:hidden_oid, ARRAY['x'], 2) ORDER BY size;
 RESET ROLE;
 
 -- Row-level security: each role clusters only the rows it can see.
@@ -72,6 +106,35 @@ RESET ROLE;
 -- A superuser bypasses row-level security.
 SELECT count(*) AS clustered FROM kmeans('rls_pts', ARRAY['x', 'y'], 2);
 
-DROP TABLE priv_pts, rls_pts;
+-- Row-level security with column privileges: a role allowed SELECT (id, x)
+-- clusters x as SELECT x reads it (its own rows); kmeans(), which returns
+-- ctid, needs what SELECT ctid, x needs.
+CREATE TABLE rls_cols (id int, who name, x float8, secret float8);
+INSERT INTO rls_cols VALUES (1, 'regress_pgkm_bob', 0, 0), (2, 'regress_pgkm_bob', 1, 0),
+  (3, 'regress_pgkm_bob', 10, 0), (4, 'regress_pgkm_alice', 100, 0);
+ALTER TABLE rls_cols ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_rows ON rls_cols USING (who = current_user);
+GRANT SELECT (id, who, x) ON rls_cols TO regress_pgkm_bob;
+SET ROLE regress_pgkm_bob;
+SELECT x FROM rls_cols ORDER BY x;
+SELECT centroid, size FROM kmeans_centroids('rls_cols', ARRAY['x'], 2) ORDER BY centroid[1];
+SELECT model, n_rows FROM kmeans_fit('regress_priv_rls_cols', 'rls_cols', ARRAY['x'], 2);
+SELECT kmeans_drop_model('regress_priv_rls_cols');
+SELECT * FROM kmeans_centroids('rls_cols', ARRAY['x', 'secret'], 2);
+SELECT ctid, x FROM rls_cols;
+SELECT count(*) FROM kmeans('rls_cols', ARRAY['x'], 2);
+RESET ROLE;
+-- An error in a row names its ctid only where the role may select ctid.
+UPDATE rls_cols SET x = 'NaN' WHERE id = 3;
+SET ROLE regress_pgkm_bob;
+SELECT * FROM kmeans_centroids('rls_cols', ARRAY['x'], 2);
+RESET ROLE;
+GRANT SELECT (ctid) ON rls_cols TO regress_pgkm_bob;
+SET ROLE regress_pgkm_bob;
+SELECT * FROM kmeans_centroids('rls_cols', ARRAY['x'], 2);
+RESET ROLE;
+
+DROP TABLE priv_pts, rls_pts, rls_cols;
+DROP SCHEMA regress_pgkm_hidden CASCADE;
 DROP ROLE regress_pgkm_alice;
 DROP ROLE regress_pgkm_bob;

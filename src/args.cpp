@@ -8,34 +8,63 @@
 
 /*
  * Why a table per option: one place holds both the accepted spellings and
- * the list printed in the hint, so the two never disagree.
+ * the list printed in the hint, so the two never disagree. The canonical
+ * name is what the hint lists and what a model stores; `other` is one more
+ * spelling of it (MADlib's kmeanspp, the "cuda" of PyTorch and RAPIDS).
+ * Spellings are compared after normalize().
  */
 typedef struct NamedValue
 {
 	const char *name;
 	int32		value;
+	const char *other;			/* normalized, or NULL */
 } NamedValue;
 
-static const NamedValue methods[] = {{"lloyd", PGKM_METHOD_LLOYD}, {NULL, 0}};
+static const NamedValue methods[] = {
+	{"lloyd", PGKM_METHOD_LLOYD, NULL}, {NULL, 0, NULL}};
 static const NamedValue inits[] = {
-	{"k-means++", PGKM_INIT_KMEANSPP}, {"random", PGKM_INIT_RANDOM}, {NULL, 0}};
+	{"k-means++", PGKM_INIT_KMEANSPP, "kmeanspp"},
+	{"random", PGKM_INIT_RANDOM, NULL}, {NULL, 0, NULL}};
 static const NamedValue devices[] = {
-	{"auto", PGKM_DEVICE_AUTO}, {"cpu", PGKM_DEVICE_CPU},
-	{"gpu", PGKM_DEVICE_GPU}, {NULL, 0}};
+	{"auto", PGKM_DEVICE_AUTO, NULL}, {"cpu", PGKM_DEVICE_CPU, NULL},
+	{"gpu", PGKM_DEVICE_GPU, "cuda"}, {NULL, 0, NULL}};
 
 /*
- * Look a text argument up in a table (case-insensitively, like most
- * PostgreSQL keyword options) and return the canonical entry; an unknown
- * value is an error whose hint lists every valid value.
+ * The spelling of an option value, for comparison: ASCII lower case, with
+ * '-', '_' and white space dropped, so that K-Means++, k_means++, kmeans++
+ * and 'k means ++' are one value. Every other character counts, so
+ * k-means|| (a different algorithm) stays unknown.
+ */
+static char *
+normalize(const char *given)
+{
+	char	   *out = (char *) palloc(strlen(given) + 1);
+	char	   *o = out;
+
+	for (const char *p = given; *p; p++)
+	{
+		if (*p == '-' || *p == '_' || isspace((unsigned char) *p))
+			continue;
+		*o++ = pg_ascii_tolower((unsigned char) *p);
+	}
+	*o = '\0';
+	return out;
+}
+
+/*
+ * Look a text argument up in a table and return its entry; an unknown
+ * value is an error whose hint lists every canonical name.
  */
 static const NamedValue *
 lookup_named(const NamedValue *table, const char *given, const char *what,
 			 const char *what_plural)
 {
 	StringInfoData valid;
+	char	   *spelling = normalize(given);
 
 	for (const NamedValue *e = table; e->name; e++)
-		if (pg_strcasecmp(e->name, given) == 0)
+		if (strcmp(normalize(e->name), spelling) == 0 ||
+			(e->other && strcmp(e->other, spelling) == 0))
 			return e;
 	initStringInfo(&valid);
 	for (const NamedValue *e = table; e->name; e++)

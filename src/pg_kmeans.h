@@ -84,21 +84,31 @@ extern void pgkm_build_options(const PgkmArgs *args, pgkm_options *opt,
 							   char *plugin_path, size_t plugin_len);
 extern void pgkm_gpu_plugin_path(char *buf, size_t len);
 
-/* ---- scan (scan.cpp) ---- */
+/* ---- scan (read.cpp, with relation.cpp, scan.cpp, buffer.cpp) ---- */
+
+/* Rows first .. (the next run's first - 1) came from table tableoid. */
+typedef struct PgkmTableRun
+{
+	int64		first;
+	Oid			tableoid;
+} PgkmTableRun;
+
 typedef struct PgkmData
 {
 	int64		n;				/* usable rows read */
 	int32		d;				/* features per row */
 	float	   *x;				/* n x d row-major */
 	ItemPointerData *tids;		/* n, or NULL when not requested */
+	PgkmTableRun *tables;		/* with tids: the table of every row, in runs */
+	int32		ntables;
 	int64		n_skipped_null; /* rows skipped for a NULL feature */
 	char	   *relname;		/* schema-qualified, quoted where needed */
 } PgkmData;
 
 extern void pgkm_scan(const PgkmArgs *args, bool need_tids,
 					  MemoryContext datacxt, PgkmData *out);
-extern void pgkm_check_budget(const PgkmArgs *args, int64 n, int32 d,
-							  bool need_tids, bool estimated);
+extern void pgkm_check_budget(const PgkmArgs *args, const PgkmData *data,
+							  bool need_tids);
 
 /* ---- engine driving (run.cpp) ---- */
 typedef struct PgkmClustering

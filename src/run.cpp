@@ -207,6 +207,7 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 								  (unsigned long) c->data.n_skipped_null,
 								  (long long) c->data.n_skipped_null) : 0,
 				 errhint("Choose k between 1 and the number of rows.")));
+	pgkm_check_budget(args, &c->data, need_tids);
 
 	plugin = (char *) MemoryContextAlloc(c->cxt, MAXPGPATH);
 	pgkm_build_options(args, &opt, plugin, MAXPGPATH);

@@ -1,333 +1,86 @@
 /*
- * scan.cpp: reading the caller's relation into one compact float32 buffer
- * (n x d, row-major) plus, when the caller wants labels per row, the ctid of
- * every row.
+ * scan.cpp: rows into one compact float32 buffer (n x d, row-major) plus,
+ * when the caller wants labels per row, the ctid and table of every row.
  *
- * Two readers, one result. Without row-level security the table is read
- * directly (table_beginscan with the statement's snapshot), after the same
- * table or column SELECT privilege checks a plain SELECT makes: this is the
- * fastest correct path. When check_enable_rls() says policies apply to the
- * caller, an SPI cursor runs SELECT ctid, <quoted columns> FROM ONLY <rel>,
- * so PostgreSQL itself applies privileges and every policy exactly.
+ * Every value is converted and checked here, whichever path read it: the
+ * direct heap scan of one table (below, with a fast path that reads fixed-
+ * width columns straight from the tuple) or the query path (read.cpp),
+ * which hands over the values of each row.
  */
-#include "pg_kmeans.h"
-#include "errors.h"
+#include "scan.h"
 
 #include <cfloat>
 #include <cmath>
-#include <csignal>
-#include <pthread.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 extern "C"
 {
-#include "access/relation.h"
-#include "access/table.h"
-#include "catalog/namespace.h"
-#include "catalog/objectaddress.h"
-#include "optimizer/plancat.h"
-#include "utils/acl.h"
 #include "utils/numeric.h"
-#include "utils/rls.h"
 #include "utils/snapmgr.h"
 }
 
 #define PGKM_INTERRUPT_ROWS 4096	/* rows between CHECK_FOR_INTERRUPTS */
-#define PGKM_SPI_BATCH 10000
-
-typedef struct ColInfo
-{
-	const char *name;
-	AttrNumber	attnum;
-	PgkmColKind kind;
-	int			tuple_off;		/* byte offset in a heap tuple without NULLs, or -1 */
-} ColInfo;
-
-typedef struct PgkmScan
-{
-	const PgkmArgs *args;
-	const char *relname;		/* unqualified, for messages */
-	ColInfo    *cols;
-	int			ncols;
-	int			array_col;		/* index into cols, or -1 */
-	int32		n_scalar;
-	int32		d;				/* -1 until the first usable row (array) */
-	bool		need_tids;
-	MemoryContext datacxt;		/* owns x and tids */
-	MemoryContext rowcxt;		/* per-row conversions, reset in batches */
-	float	   *x;
-	ItemPointerData *tids;
-	int64		n;
-	int64		cap;
-	int64		n_est;			/* rows estimated from the relation's size */
-	int64		n_skipped;
-	Datum	   *vals;			/* per row, indexed like cols (SPI path) */
-	bool	   *nulls;
-	int		   *val_index;		/* where column i sits in the values passed to add_row */
-	bool		rowcxt_dirty;	/* a detoast or numeric conversion allocated */
-	bool		all_float4;		/* every column is real: the tight loop applies */
-	bool		tuple_offsets;	/* every column has a fixed tuple_off */
-} PgkmScan;
 
 /*
- * Bytes one call needs for n rows of d features: the float32 buffer, the
- * ctids, and what the engine says it allocates. Why a separate function:
- * the up-front estimate and every buffer growth use the same formula.
+ * Where a row is, for error messages: its ctid, and its table when that is
+ * not the relation named in the call (a ctid is only unique within one
+ * table). The query path may have neither (the caller may not select them).
  */
-static int64
-needed_bytes(const PgkmArgs *args, int64 n, int32 d, bool need_tids,
-			 int64 *data_bytes, int64 *engine_bytes)
-{
-	pgkm_options opt;
-	char		plugin[MAXPGPATH];
-
-	pgkm_build_options(args, &opt, plugin, sizeof(plugin));
-	*data_bytes = n * d * (int64) sizeof(float) +
-		(need_tids ? n * (int64) sizeof(ItemPointerData) : 0);
-	*engine_bytes = pgkm_estimate_bytes(n, d, &opt);
-	if (*engine_bytes < 0)
-		*engine_bytes = 0;
-	return *data_bytes + *engine_bytes;
-}
-
-/* A byte count for humans, rounded up like pg_size_pretty's units. */
 static void
-format_bytes(int64 bytes, char *buf, size_t len)
+format_row(const PgkmScan *s, ItemPointer tid, char *buf, size_t len)
 {
-	if (bytes < 10 * 1024)
-		snprintf(buf, len, "%lld bytes", (long long) bytes);
-	else if (bytes < 10 * 1024 * 1024)
-		snprintf(buf, len, "%lld kB", (long long) ((bytes + 1023) >> 10));
-	else if (bytes < (int64) 10 * 1024 * 1024 * 1024)
-		snprintf(buf, len, "%lld MB", (long long) ((bytes + (1 << 20) - 1) >> 20));
+	if (tid == NULL)
+		snprintf(buf, len, "in a row of \"%s\"", s->relname);
+	else if (s->cur_relid == s->relid || s->cur_relid == InvalidOid)
+		snprintf(buf, len, "at ctid (%u,%u)", ItemPointerGetBlockNumberNoCheck(tid),
+				 (unsigned) ItemPointerGetOffsetNumberNoCheck(tid));
 	else
-		snprintf(buf, len, "%lld GB", (long long) ((bytes + (1 << 30) - 1) >> 30));
+	{
+		char	   *member = get_rel_name(s->cur_relid);
+
+		snprintf(buf, len, "at ctid (%u,%u) of table \"%s\"", ItemPointerGetBlockNumberNoCheck(tid),
+				 (unsigned) ItemPointerGetOffsetNumberNoCheck(tid), member ? member : "?");
+	}
 }
 
 /*
- * Refuse a call whose memory need exceeds pg_kmeans.memory_limit, with the
- * numbers in the message. Why before allocating: a 10M-row mistake must end
- * in a clear error, not in the OOM killer taking the server down.
+ * Room for row s->n. Why inline with one compare: it runs once per row;
+ * buffer.cpp grows the buffer and faults its pages in, in parts.
  */
-void
-pgkm_check_budget(const PgkmArgs *args, int64 n, int32 d, bool need_tids,
-				  bool estimated)
-{
-	int64		limit = (int64) pgkm_guc_memory_limit_kb * 1024;
-	int64		data_bytes,
-				engine_bytes,
-				total;
-	char		total_s[32],
-				limit_s[32];
-
-	if (limit <= 0)
-		return;
-	total = needed_bytes(args, n, d, need_tids, &data_bytes, &engine_bytes);
-	if (total <= limit)
-		return;
-	format_bytes(total, total_s, sizeof(total_s));
-	format_bytes(limit, limit_s, sizeof(limit_s));
-	ereport(ERROR,
-			(errcode(ERRCODE_OUT_OF_MEMORY),
-			 errmsg("k-means on %s%lld rows x %d features needs about %s, over pg_kmeans.memory_limit (%s)",
-					estimated ? "an estimated " : "",
-					(long long) n, d, total_s, limit_s),
-			 errdetail("Data buffer %lld bytes, engine %lld bytes, limit %lld bytes.",
-					   (long long) data_bytes, (long long) engine_bytes,
-					   (long long) limit),
-			 errhint("Raise pg_kmeans.memory_limit (superuser), or cluster a sample of the rows, e.g. a materialized view built with TABLESAMPLE.")));
-}
-
-/* Format a ctid the way PostgreSQL prints it, for error messages. */
-static void
-format_tid(ItemPointer tid, char *buf, size_t len)
-{
-	snprintf(buf, len, "(%u,%u)", ItemPointerGetBlockNumberNoCheck(tid),
-			 (unsigned) ItemPointerGetOffsetNumberNoCheck(tid));
-}
-
-/*
- * Map a column's (domain base) type to a feature kind; anything else is an
- * error naming the column and its type.
- */
-static PgkmColKind
-column_kind(const char *relname, const char *colname, AttrNumber attnum, Oid relid)
-{
-	Oid			typ = attnum > 0 ? getBaseType(get_atttype(relid, attnum)) : InvalidOid;
-
-	switch (typ)
-	{
-		case INT2OID:
-			return PGKM_COL_INT2;
-		case INT4OID:
-			return PGKM_COL_INT4;
-		case INT8OID:
-			return PGKM_COL_INT8;
-		case FLOAT4OID:
-			return PGKM_COL_FLOAT4;
-		case FLOAT8OID:
-			return PGKM_COL_FLOAT8;
-		case NUMERICOID:
-			return PGKM_COL_NUMERIC;
-		case FLOAT4ARRAYOID:
-			return PGKM_COL_FLOAT4_ARRAY;
-		case FLOAT8ARRAYOID:
-			return PGKM_COL_FLOAT8_ARRAY;
-		default:
-			break;
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("column \"%s\" of relation \"%s\" has type %s, which is not numeric",
-					colname, relname,
-					format_type_be(attnum > 0 ? get_atttype(relid, attnum) : get_atttype(relid, attnum))),
-			 errhint("Use columns of type smallint, integer, bigint, real, double precision or numeric, or one real[] or double precision[] column.")));
-	return PGKM_COL_INT2;		/* not reached */
-}
-
-/* One slice of a parallel prefault; the thread runs madvise and nothing else. */
-typedef struct PrefaultSlice
-{
-	uintptr_t	start;
-	uintptr_t	end;
-} PrefaultSlice;
-
-static void *
-prefault_slice(void *arg)
-{
-#ifdef MADV_POPULATE_WRITE
-	PrefaultSlice *sl = (PrefaultSlice *) arg;
-
-	if (sl->end > sl->start)
-		(void) madvise((void *) sl->start, sl->end - sl->start, MADV_POPULATE_WRITE);
-#endif
-	return NULL;
-}
-
-/*
- * Fault the new part of the float buffer in before rows are copied. Why:
- * touching a fresh multi-GB buffer row by row took a third of the array
- * scan in 4 kB page-fault traps; MADV_POPULATE_WRITE (Linux 5.14) maps the
- * same pages in a kernel loop. Only advice: older kernels say EINVAL and
- * the rows fault the pages in as before. (Transparent huge pages were
- * measured too: faster when warm, but 3-4x slower on a session's first
- * call, where the kernel zeroes never-used 2 MB pages.)
- * Why threads: what is left is the kernel zeroing the pages (~1 s for the
- * 3 GB of 1M x real[768] on the H100 host, most of that scan), which runs
- * in parallel over disjoint ranges. The threads call madvise only (no
- * PostgreSQL function, no allocation) and are started with every signal
- * blocked, so the backend's signal handlers only ever run on its own
- * thread (as in the engine's thread pool); if one cannot be started, this
- * thread does its slice.
- */
-static void
-prefault_buffer(void *p, Size from, Size to)
-{
-#ifdef MADV_POPULATE_WRITE
-	const uintptr_t page = 4096;
-	const Size	per_thread_min = (Size) 64 << 20;
-	uintptr_t	start = ((uintptr_t) p + from + page - 1) & ~(page - 1);
-	uintptr_t	end = ((uintptr_t) p + to) & ~(page - 1);
-	PrefaultSlice slices[16];
-	pthread_t	threads[16];
-	bool		started[16] = {false};
-	long		cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int			nt;
-
-	if (end <= start)
-		return;
-	nt = (int) Min((Size) Min(cores > 0 ? cores : 1, 16), (end - start) / per_thread_min);
-	if (pgkm_guc_threads > 0)
-		nt = Min(nt, pgkm_guc_threads);
-	nt = Max(nt, 1);
-	for (int t = 0; t < nt; t++)
-	{
-		slices[t].start = start + (end - start) / page * t / nt * page;
-		slices[t].end = t == nt - 1 ? end : start + (end - start) / page * (t + 1) / nt * page;
-	}
-	if (nt > 1)
-	{
-		sigset_t	all,
-					old;
-
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);	/* inherited by the new threads */
-		for (int t = 1; t < nt; t++)
-			started[t] = pthread_create(&threads[t], NULL, prefault_slice, &slices[t]) == 0;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
-	prefault_slice(&slices[0]);
-	for (int t = 1; t < nt; t++)
-	{
-		if (started[t])
-			pthread_join(threads[t], NULL);
-		else
-			prefault_slice(&slices[t]);
-	}
-#endif
-}
-
-/*
- * Make room for one more row. Why grow by doubling from the size estimate:
- * the estimate is usually right, so the common case is one allocation; the
- * budget is re-checked with the real row count before each growth.
- */
-static void
+static inline void
 ensure_capacity(PgkmScan *s)
 {
-	int64		newcap;
-
-	if (s->n < s->cap)
-		return;
-	newcap = s->cap > 0 ? s->cap * 2 : Max(s->n_est + s->n_est / 16 + 64, 1024);
-	pgkm_check_budget(s->args, s->n + 1, s->d, s->need_tids, false);
-	{
-		int64		limit = (int64) pgkm_guc_memory_limit_kb * 1024;
-		int64		db,
-					eb;
-
-		/* Shrink the step so that the new buffer itself fits the budget. */
-		while (limit > 0 && newcap > s->n + 1 &&
-			   needed_bytes(s->args, newcap, s->d, s->need_tids, &db, &eb) > limit)
-			newcap = s->n + 1 + (newcap - s->n - 1) / 2;
-	}
-	if (s->x == NULL)
-	{
-		s->x = (float *) MemoryContextAllocExtended(s->datacxt,
-													(Size) newcap * s->d * sizeof(float),
-													MCXT_ALLOC_HUGE);
-		if (s->need_tids)
-			s->tids = (ItemPointerData *)
-				MemoryContextAllocExtended(s->datacxt,
-										   (Size) newcap * sizeof(ItemPointerData),
-										   MCXT_ALLOC_HUGE);
-	}
-	else
-	{
-		s->x = (float *) repalloc_huge(s->x, (Size) newcap * s->d * sizeof(float));
-		if (s->need_tids)
-			s->tids = (ItemPointerData *)
-				repalloc_huge(s->tids, (Size) newcap * sizeof(ItemPointerData));
-	}
-	prefault_buffer(s->x, (Size) s->n * s->d * sizeof(float),
-					(Size) newcap * s->d * sizeof(float));
-	s->cap = newcap;
+	if (unlikely(s->n >= s->ready))
+		pgkm_buffer_make_room(s);
 }
 
 /* Error for a NaN or infinite feature value, naming column and row. */
 static void
-report_non_finite(const char *colname, double v, ItemPointer tid)
+report_non_finite(const PgkmScan *s, const char *colname, double v, ItemPointer tid)
 {
-	char		tidbuf[32];
+	char		where[NAMEDATALEN + 64];
 
-	format_tid(tid, tidbuf, sizeof(tidbuf));
+	format_row(s, tid, where, sizeof(where));
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_EXCEPTION),
-			 errmsg("column \"%s\" has a non-finite value (%s) at ctid %s",
+			 errmsg("column \"%s\" has a non-finite value (%s) %s",
 					colname, std::isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity"),
-					tidbuf),
+					where),
 			 errhint("k-means needs finite numbers; set such values to NULL to skip their rows.")));
+}
+
+/* Error for a finite value beyond float32's range, naming column and row. */
+static void
+report_out_of_range(const PgkmScan *s, const char *colname, const char *value,
+					ItemPointer tid)
+{
+	char		where[NAMEDATALEN + 64];
+
+	format_row(s, tid, where, sizeof(where));
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("column \"%s\" has value %s %s, out of range for real",
+					colname, value, where),
+			 errhint("Features are clustered in single precision; rescale the column.")));
 }
 
 /*
@@ -335,22 +88,33 @@ report_non_finite(const char *colname, double v, ItemPointer tid)
  * 1e300 would silently become infinity in the float32 buffer.
  */
 static inline float
-to_feature(const char *colname, double v, ItemPointer tid)
+to_feature(const PgkmScan *s, const char *colname, double v, ItemPointer tid)
 {
 	if (unlikely(!std::isfinite(v)))
-		report_non_finite(colname, v, tid);
+		report_non_finite(s, colname, v, tid);
 	if (unlikely(std::fabs(v) > FLT_MAX))
 	{
-		char		tidbuf[32];
+		char		value[32];
 
-		format_tid(tid, tidbuf, sizeof(tidbuf));
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("column \"%s\" has value %g at ctid %s, out of range for real",
-						colname, v, tidbuf),
-				 errhint("Features are clustered in single precision; rescale the column.")));
+		snprintf(value, sizeof(value), "%g", v);
+		report_out_of_range(s, colname, value, tid);
 	}
 	return (float) v;
+}
+
+/*
+ * A numeric whose float8 conversion is not finite: NaN and infinity are
+ * non-finite values; anything else (1e400) is finite but beyond float8,
+ * out of range like a float8 1e200.
+ */
+static void
+report_numeric(const PgkmScan *s, const char *colname, Datum v, double d, ItemPointer tid)
+{
+	Numeric		num = DatumGetNumeric(v);
+
+	if (numeric_is_nan(num) || numeric_is_inf(num))
+		report_non_finite(s, colname, d, tid);
+	report_out_of_range(s, colname, numeric_out_sci(num, 6), tid);
 }
 
 /*
@@ -377,19 +141,21 @@ scalar_feature(PgkmScan *s, const ColInfo *c, Datum v, ItemPointer tid)
 				float		f = DatumGetFloat4(v);
 
 				if (unlikely(!std::isfinite(f)))
-					report_non_finite(c->name, f, tid);
+					report_non_finite(s, c->name, f, tid);
 				return f;
 			}
 		case PGKM_COL_FLOAT8:
-			return to_feature(c->name, DatumGetFloat8(v), tid);
+			return to_feature(s, c->name, DatumGetFloat8(v), tid);
 		case PGKM_COL_NUMERIC:
 			{
 				MemoryContext old = MemoryContextSwitchTo(s->rowcxt);
 				double		d = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, v));
 
+				if (unlikely(!std::isfinite(d)))
+					report_numeric(s, c->name, v, d, tid);
 				MemoryContextSwitchTo(old);
 				s->rowcxt_dirty = true;
-				return to_feature(c->name, d, tid);
+				return to_feature(s, c->name, d, tid);
 			}
 		default:
 			return 0.0f;
@@ -533,6 +299,23 @@ row_array(PgkmScan *s, Datum v, ShortArrayBuf *buf)
 }
 
 /*
+ * A feature vector must be one-dimensional, as in kmeans_predict(): '{{1},{2}}'
+ * is not silently flattened.
+ */
+static void
+report_array_ndim(const PgkmScan *s, ArrayType *arr, ItemPointer tid)
+{
+	char		where[NAMEDATALEN + 64];
+
+	format_row(s, tid, where, sizeof(where));
+	ereport(ERROR,
+			(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+			 errmsg("array column \"%s\" has %d dimensions %s, expected one",
+					s->cols[s->array_col].name, ARR_NDIM(arr), where),
+			 errhint("A feature vector is a one-dimensional array, such as '{1,2,3}'.")));
+}
+
+/*
  * Convert one row into the buffer, or skip it when a feature is NULL.
  * vals/nulls hold column i at s->val_index[i] (the slot's attribute order
  * on the direct path, the cursor's column order on the SPI path). Why NULL
@@ -557,6 +340,8 @@ add_row(PgkmScan *s, const Datum *vals, const bool *nulls, ItemPointer tid)
 	if (s->array_col >= 0)
 	{
 		arr = row_array(s, vals[s->val_index[s->array_col]], &shortbuf);
+		if (unlikely(ARR_NDIM(arr) > 1))
+			report_array_ndim(s, arr, tid);
 		if (ARR_HASNULL(arr) && array_contains_nulls(arr))
 		{
 			s->n_skipped++;
@@ -567,27 +352,26 @@ add_row(PgkmScan *s, const Datum *vals, const bool *nulls, ItemPointer tid)
 		{
 			if (s->n_scalar + arrlen < 1)
 			{
-				char		tidbuf[32];
+				char		where[NAMEDATALEN + 64];
 
-				format_tid(tid, tidbuf, sizeof(tidbuf));
+				format_row(s, tid, where, sizeof(where));
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_EXCEPTION),
-						 errmsg("array column \"%s\" is empty at ctid %s",
-								s->cols[s->array_col].name, tidbuf),
+						 errmsg("array column \"%s\" is empty %s",
+								s->cols[s->array_col].name, where),
 						 errhint("Every row's array must hold the same, nonzero number of features.")));
 			}
 			s->d = s->n_scalar + arrlen;
-			pgkm_check_budget(s->args, s->n_est, s->d, s->need_tids, true);
 		}
 		else if (s->n_scalar + arrlen != s->d)
 		{
-			char		tidbuf[32];
+			char		where[NAMEDATALEN + 64];
 
-			format_tid(tid, tidbuf, sizeof(tidbuf));
+			format_row(s, tid, where, sizeof(where));
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("array column \"%s\" has %d elements at ctid %s, expected %d",
-							s->cols[s->array_col].name, arrlen, tidbuf,
+					 errmsg("array column \"%s\" has %d elements %s, expected %d",
+							s->cols[s->array_col].name, arrlen, where,
 							s->d - s->n_scalar),
 					 errdetail("The length is fixed by the first row read."),
 					 errhint("Every row's array must have the same length.")));
@@ -608,7 +392,7 @@ add_row(PgkmScan *s, const Datum *vals, const bool *nulls, ItemPointer tid)
 
 				if (unlikely(!copy_finite_float4(out + j, p, arrlen)))
 					for (int e = 0; e < arrlen; e++)
-						to_feature(c->name, p[e], tid); /* reports the first */
+						to_feature(s, c->name, p[e], tid); /* reports the first */
 			}
 			else
 			{
@@ -616,7 +400,7 @@ add_row(PgkmScan *s, const Datum *vals, const bool *nulls, ItemPointer tid)
 
 				if (unlikely(!narrow_in_range_float8(out + j, p, arrlen)))
 					for (int e = 0; e < arrlen; e++)
-						to_feature(c->name, p[e], tid);
+						to_feature(s, c->name, p[e], tid);
 			}
 			j += arrlen;
 		}
@@ -629,15 +413,15 @@ add_row(PgkmScan *s, const Datum *vals, const bool *nulls, ItemPointer tid)
 }
 
 /*
- * Every PGKM_INTERRUPT_ROWS rows: check for interrupts, and empty the row
- * context if a detoast or numeric conversion used it (ten million rows
- * must not leave ten million allocations behind; fixed-width columns never
- * allocate, so they never pay for the reset).
+ * Every PGKM_INTERRUPT_ROWS rows (of all tables together): check for
+ * interrupts, and empty the row context if a detoast or numeric conversion
+ * used it (ten million rows must not leave ten million allocations behind;
+ * fixed-width columns never allocate, so they never pay for the reset).
  */
 static inline void
-after_rows(PgkmScan *s, int64 seen)
+after_rows(PgkmScan *s)
 {
-	if (seen % PGKM_INTERRUPT_ROWS == 0)
+	if (++s->seen % PGKM_INTERRUPT_ROWS == 0)
 	{
 		if (s->rowcxt_dirty)
 		{
@@ -682,7 +466,7 @@ add_row_from_tuple(PgkmScan *s, HeapTuple tup, int maxatt)
 		if (unlikely(acc & 0x80000000u))
 			for (int i = 0; i < s->ncols; i++)
 				if (!std::isfinite(out[i]))
-					report_non_finite(s->cols[i].name, out[i], &tup->t_self);
+					report_non_finite(s, s->cols[i].name, out[i], &tup->t_self);
 	}
 	else
 		for (int i = 0; i < s->ncols; i++)
@@ -728,35 +512,48 @@ add_row_from_tuple(PgkmScan *s, HeapTuple tup, int maxatt)
 }
 
 /*
- * The fast path: privileges checked like the executor checks a SELECT
- * (table privilege, else every used column, ctid included when labels are
- * returned), then a plain sequential scan with the statement's snapshot.
- * Rows are read from the tuple in place when add_row_from_tuple applies,
- * otherwise from the slot's values after one slot_getsomeattrs.
+ * Rows from here on come from table tableoid. Why runs and not an oid per
+ * row: the tables are read one after the other, so a handful of runs
+ * describe millions of rows.
  */
-static void
-scan_direct(PgkmScan *s, Relation rel)
+void
+pgkm_scan_note_table(PgkmScan *s, Oid tableoid)
 {
-	Oid			relid = RelationGetRelid(rel);
-	Oid			user = GetUserId();
+	s->cur_relid = tableoid;
+	if (!s->need_tids ||
+		(s->ntables > 0 && s->tables[s->ntables - 1].tableoid == tableoid))
+		return;
+	if (s->ntables == s->tables_cap)
+	{
+		s->tables_cap = Max(s->tables_cap * 2, 8);
+		s->tables = s->tables == NULL ?
+			(PgkmTableRun *) MemoryContextAlloc(s->datacxt, sizeof(PgkmTableRun) * s->tables_cap) :
+			(PgkmTableRun *) repalloc(s->tables, sizeof(PgkmTableRun) * s->tables_cap);
+	}
+	s->tables[s->ntables].first = s->n;
+	s->tables[s->ntables].tableoid = tableoid;
+	s->ntables++;
+}
+
+/*
+ * One table of the relation, read directly: a plain sequential scan with
+ * the statement's snapshot (privileges were checked on the relation named
+ * in the call, as the executor checks them). The requested columns are
+ * found by name in this table. Rows are read from the tuple in place when
+ * add_row_from_tuple applies, otherwise from the slot's values after one
+ * slot_getsomeattrs.
+ */
+void
+pgkm_scan_direct(PgkmScan *s, Relation rel)
+{
 	TupleTableSlot *slot;
 	TableScanDesc scan;
 	int			maxatt = 0;
-	int64		seen = 0;
 	bool		tuple_path;
 
-	if (pg_class_aclcheck(relid, user, ACL_SELECT) != ACLCHECK_OK)
-	{
-		for (int i = 0; i < s->ncols; i++)
-			if (pg_attribute_aclcheck(relid, s->cols[i].attnum, user, ACL_SELECT) != ACLCHECK_OK)
-				aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(rel->rd_rel->relkind),
-							   RelationGetRelationName(rel));
-		if (s->need_tids &&
-			pg_attribute_aclcheck(relid, SelfItemPointerAttributeNumber, user, ACL_SELECT) != ACLCHECK_OK)
-			aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(rel->rd_rel->relkind),
-						   RelationGetRelationName(rel));
-	}
-	s->val_index = (int *) palloc(sizeof(int) * s->ncols);
+	CHECK_FOR_INTERRUPTS();		/* a tree may hold thousands of tiny tables */
+	pgkm_member_columns(s, rel);
+	pgkm_scan_note_table(s, RelationGetRelid(rel));
 	for (int i = 0; i < s->ncols; i++)
 	{
 		maxatt = Max(maxatt, s->cols[i].attnum);
@@ -774,243 +571,20 @@ scan_direct(PgkmScan *s, Relation rel)
 			slot_getsomeattrs(slot, maxatt);
 			add_row(s, slot->tts_values, slot->tts_isnull, &slot->tts_tid);
 		}
-		after_rows(s, ++seen);
+		after_rows(s);
 	}
 	table_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 }
 
 /*
- * The row-level-security path: PostgreSQL plans and runs the SELECT as the
- * calling user, so privileges and policies apply exactly. Column names are
- * quoted with quote_identifier, never spliced raw. FROM ONLY matches the
- * direct scan: a ctid is only meaningful within one table.
- */
-static void
-scan_spi(PgkmScan *s, Relation rel)
-{
-	StringInfoData q;
-	Portal		portal;
-	Oid			relid = RelationGetRelid(rel);
-	int64		seen = 0;
-
-	s->val_index = (int *) palloc(sizeof(int) * s->ncols);
-	for (int i = 0; i < s->ncols; i++)
-		s->val_index[i] = i;
-	initStringInfo(&q);
-	appendStringInfoString(&q, "SELECT ctid");
-	for (int i = 0; i < s->ncols; i++)
-		appendStringInfo(&q, ", %s", quote_identifier(s->cols[i].name));
-	appendStringInfo(&q, " FROM ONLY %s",
-					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-												get_rel_name(relid)));
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	portal = SPI_cursor_open_with_args(NULL, q.data, 0, NULL, NULL, NULL, true, 0);
-	for (;;)
-	{
-		SPI_cursor_fetch(portal, true, PGKM_SPI_BATCH);
-		if (SPI_processed == 0)
-			break;
-		for (uint64 r = 0; r < SPI_processed; r++)
-		{
-			HeapTuple	tup = SPI_tuptable->vals[r];
-			TupleDesc	desc = SPI_tuptable->tupdesc;
-			bool		tidnull;
-			ItemPointer tid = (ItemPointer) DatumGetPointer(SPI_getbinval(tup, desc, 1, &tidnull));
-
-			for (int i = 0; i < s->ncols; i++)
-				s->vals[i] = SPI_getbinval(tup, desc, i + 2, &s->nulls[i]);
-			add_row(s, s->vals, s->nulls, tid);
-			after_rows(s, ++seen);
-		}
-		SPI_freetuptable(SPI_tuptable);
-		CHECK_FOR_INTERRUPTS();
-	}
-	SPI_cursor_close(portal);
-	SPI_finish();
-}
-
-/*
- * Resolve and type-check the requested columns. Why by catalog lookup and
- * not by building SQL: a name such as x"; DROP TABLE t; -- is looked up as
- * the literal column name it is, and is simply missing (42703).
- */
-static void
-resolve_columns(PgkmScan *s, Relation rel)
-{
-	Oid			relid = RelationGetRelid(rel);
-
-	s->ncols = s->args->ncols;
-	s->cols = (ColInfo *) palloc0(sizeof(ColInfo) * s->ncols);
-	s->array_col = -1;
-	s->n_scalar = 0;
-	for (int i = 0; i < s->ncols; i++)
-	{
-		ColInfo    *c = &s->cols[i];
-
-		c->name = s->args->colnames[i];
-		c->attnum = get_attnum(relid, c->name);
-		if (c->attnum == InvalidAttrNumber)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("column \"%s\" of relation \"%s\" does not exist",
-							c->name, s->relname)));
-		c->kind = column_kind(s->relname, c->name, c->attnum, relid);
-		if (c->kind == PGKM_COL_FLOAT4_ARRAY || c->kind == PGKM_COL_FLOAT8_ARRAY)
-		{
-			if (s->array_col >= 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("at most one array column can be clustered, got \"%s\" and \"%s\"",
-								s->cols[s->array_col].name, c->name)));
-			s->array_col = i;
-		}
-		else
-			s->n_scalar++;
-	}
-	s->d = s->array_col >= 0 ? -1 : s->n_scalar;
-}
-
-/*
- * Where each used column lies in a heap tuple that has no NULLs: the
- * attribute offsets up to the first variable-width attribute, aligned as
- * heap_fill_tuple aligns them. Why: add_row_from_tuple then reads a row of
- * fixed-width columns without deforming it. Numeric and array columns, or
- * a column behind a variable-width one, turn the tuple path off.
- */
-static void
-compute_tuple_offsets(PgkmScan *s, Relation rel)
-{
-	TupleDesc	desc = RelationGetDescr(rel);
-	int			maxatt = 0;
-	int			off = 0;
-
-	s->tuple_offsets = s->array_col < 0;
-	s->all_float4 = s->array_col < 0;
-	for (int i = 0; i < s->ncols; i++)
-	{
-		s->cols[i].tuple_off = -1;
-		maxatt = Max(maxatt, s->cols[i].attnum);
-		if (s->cols[i].kind != PGKM_COL_FLOAT4)
-			s->all_float4 = false;
-		if (s->cols[i].kind == PGKM_COL_NUMERIC)
-			s->tuple_offsets = false;
-	}
-	for (int a = 0; a < maxatt && a < desc->natts; a++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, a);
-
-		if (att->attlen <= 0)
-			break;
-		off = att_align_nominal(off, att->attalign);
-		for (int i = 0; i < s->ncols; i++)
-			if (s->cols[i].attnum == a + 1)
-				s->cols[i].tuple_off = off;
-		off += att->attlen;
-	}
-	for (int i = 0; i < s->ncols; i++)
-		if (s->cols[i].tuple_off < 0)
-			s->tuple_offsets = false;
-}
-
-/*
- * Rows the relation probably holds, from the planner's own estimator (pages
- * now, density from the last VACUUM/ANALYZE). Only sizes the first buffer and
- * the early budget check; the real count decides.
- */
-static int64
-estimate_rows(Relation rel)
-{
-	BlockNumber pages;
-	double		tuples,
-				allvisfrac;
-
-	estimate_rel_size(rel, NULL, &pages, &tuples, &allvisfrac);
-	if (!(tuples > 0))
-		return 0;
-	return (int64) Min(tuples, (double) (PG_INT64_MAX / 4));
-}
-
-/*
- * Read the relation into *out. datacxt owns the buffers (so they go away
- * with the run, on success or on ERROR). Errors: not a table or
- * materialized view, unpopulated materialized view, missing or non-numeric
- * column, permission denied, NaN/Inf, array length, memory budget, no
- * usable rows. A NOTICE reports rows skipped for a NULL feature.
+ * One row of the query path: vals/nulls in column order, tid NULL when the
+ * query could not select ctid.
  */
 void
-pgkm_scan(const PgkmArgs *args, bool need_tids, MemoryContext datacxt,
-		  PgkmData *out)
+pgkm_scan_add_values(PgkmScan *s, const Datum *vals, const bool *nulls,
+					 ItemPointer tid)
 {
-	PgkmScan	s;
-	Relation	rel;
-	char		relkind;
-
-	memset(&s, 0, sizeof(s));
-	s.args = args;
-	s.need_tids = need_tids;
-	s.datacxt = datacxt;
-
-	rel = try_relation_open(args->relid, AccessShareLock);
-	if (rel == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", args->relid)));
-	s.relname = pstrdup(RelationGetRelationName(rel));
-	relkind = rel->rd_rel->relkind;
-	if (relkind == RELKIND_PARTITIONED_TABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("cannot cluster partitioned table \"%s\"", s.relname),
-				 errdetail("A ctid identifies a row only within one partition."),
-				 errhint("Cluster each partition, or a materialized view over the partitioned table.")));
-	if (relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a table or materialized view", s.relname),
-				 errhint("To cluster the rows of a view or a query, materialize them first (CREATE MATERIALIZED VIEW or CREATE TABLE ... AS).")));
-	if (relkind == RELKIND_MATVIEW && !RelationIsPopulated(rel))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("materialized view \"%s\" has not been populated", s.relname),
-				 errhint("Use the REFRESH MATERIALIZED VIEW command.")));
-
-	resolve_columns(&s, rel);
-	compute_tuple_offsets(&s, rel);
-	s.vals = (Datum *) palloc(sizeof(Datum) * s.ncols);
-	s.nulls = (bool *) palloc(sizeof(bool) * s.ncols);
-	s.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "pg_kmeans row",
-									 ALLOCSET_DEFAULT_SIZES);
-	s.n_est = estimate_rows(rel);
-	if (s.d > 0)
-		pgkm_check_budget(args, s.n_est, s.d, need_tids, true);
-
-	if (check_enable_rls(args->relid, InvalidOid, false) == RLS_ENABLED)
-		scan_spi(&s, rel);
-	else
-		scan_direct(&s, rel);
-	table_close(rel, NoLock);	/* keep the lock to end of transaction, as SELECT does */
-	MemoryContextDelete(s.rowcxt);
-
-	if (s.n_skipped > 0)
-		ereport(NOTICE,
-				(errmsg_plural("skipped %lld row with a NULL feature",
-								"skipped %lld rows with a NULL feature",
-								(unsigned long) s.n_skipped, (long long) s.n_skipped)));
-	if (s.n == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("relation \"%s\" has no rows to cluster", s.relname),
-				 s.n_skipped > 0 ?
-				 errdetail("All %lld rows have a NULL feature.", (long long) s.n_skipped) : 0));
-
-	out->n = s.n;
-	out->d = s.d;
-	out->x = s.x;
-	out->tids = s.tids;
-	out->n_skipped_null = s.n_skipped;
-	out->relname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(args->relid)),
-											  s.relname);
+	add_row(s, vals, nulls, tid);
+	after_rows(s);
 }

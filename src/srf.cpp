@@ -113,28 +113,33 @@ resize_output_store(ReturnSetInfo *rsinfo, int max_kbytes)
 }
 
 /*
- * Put rows (ctid, cluster, distance) into the tuplestore. Why not
+ * Put rows (ctid, cluster, distance, tableoid) into the tuplestore. Why not
  * tuplestore_putvalues per row: it forms each tuple from scratch (palloc0,
  * size computation, per-attribute fill). Every row here has the same fixed
- * layout, so one heap tuple is formed once and only its three fields are
- * overwritten in place; tuplestore_puttuple then makes its copy with one
- * palloc and memcpy. The offsets come from the result descriptor; should it
- * ever hold a variable-width or unexpected column, the generic path runs.
+ * layout, so one heap tuple is formed once and only its fields are
+ * overwritten in place (the table only when a new run of rows starts);
+ * tuplestore_puttuple then makes its copy with one palloc and memcpy. The
+ * offsets come from the result descriptor; should it ever hold a
+ * variable-width or unexpected column, the generic path runs.
  */
 static void
 emit_label_rows(ReturnSetInfo *rsinfo, const PgkmClustering *c)
 {
 	TupleDesc	desc = rsinfo->setDesc;
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
-	uint32		off[3];
+	const PgkmData *data = &c->data;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+	uint32		off[4];
 	uint32		pos = 0;
-	bool		fixed = (desc->natts == 3);
-	const Oid	types[3] = {TIDOID, INT4OID, FLOAT8OID};
-	HeapTuple	row;
-	char	   *data;
+	bool		fixed = (desc->natts == 4);
+	const Oid	types[4] = {TIDOID, INT4OID, FLOAT8OID, OIDOID};
+	int32		run = -1;
+	int64		next_run = 0;	/* first row of the next run */
+	Oid			tableoid = InvalidOid;
+	HeapTuple	row = NULL;
+	char	   *tup = NULL;
 
-	for (int a = 0; fixed && a < 3; a++)
+	for (int a = 0; fixed && a < 4; a++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, a);
 
@@ -147,45 +152,51 @@ emit_label_rows(ReturnSetInfo *rsinfo, const PgkmClustering *c)
 			pos += att->attlen;
 		}
 	}
-	if (!fixed || c->result.n == 0)
-	{
-		for (int64 i = 0; i < c->result.n; i++)
-		{
-			values[0] = PointerGetDatum(&c->data.tids[i]);
-			values[1] = Int32GetDatum(c->result.labels[i]);
-			values[2] = Float8GetDatum(c->result.distances[i]);
-			tuplestore_putvalues(rsinfo->setResult, desc, values, nulls);
-			if ((i + 1) % PGKM_EMIT_CHECK_ROWS == 0)
-				CHECK_FOR_INTERRUPTS();
-		}
-		return;
-	}
-
-	values[0] = PointerGetDatum(&c->data.tids[0]);
-	values[1] = Int32GetDatum(c->result.labels[0]);
-	values[2] = Float8GetDatum(c->result.distances[0]);
-	row = heap_form_tuple(desc, values, nulls);
-	data = (char *) row->t_data + row->t_data->t_hoff;
-	Assert(row->t_len == row->t_data->t_hoff + pos);
 	for (int64 i = 0; i < c->result.n; i++)
 	{
 		int32		label = c->result.labels[i];
 		double		dist = c->result.distances[i];
+		bool		new_table = false;
 
-		memcpy(data + off[0], &c->data.tids[i], sizeof(ItemPointerData));
-		memcpy(data + off[1], &label, sizeof(label));
-		memcpy(data + off[2], &dist, sizeof(dist));
-		tuplestore_puttuple(rsinfo->setResult, row);
+		while (i >= next_run && run + 1 < data->ntables)
+		{
+			run++;
+			tableoid = data->tables[run].tableoid;
+			next_run = run + 1 < data->ntables ? data->tables[run + 1].first : PG_INT64_MAX;
+			new_table = true;
+		}
+		values[0] = PointerGetDatum(&data->tids[i]);
+		values[1] = Int32GetDatum(label);
+		values[2] = Float8GetDatum(dist);
+		values[3] = ObjectIdGetDatum(tableoid);
+		if (!fixed)
+			tuplestore_putvalues(rsinfo->setResult, desc, values, nulls);
+		else
+		{
+			if (row == NULL)
+			{
+				row = heap_form_tuple(desc, values, nulls);
+				tup = (char *) row->t_data + row->t_data->t_hoff;
+				Assert(row->t_len == row->t_data->t_hoff + pos);
+			}
+			memcpy(tup + off[0], &data->tids[i], sizeof(ItemPointerData));
+			memcpy(tup + off[1], &label, sizeof(label));
+			memcpy(tup + off[2], &dist, sizeof(dist));
+			if (new_table)
+				memcpy(tup + off[3], &tableoid, sizeof(tableoid));
+			tuplestore_puttuple(rsinfo->setResult, row);
+		}
 		if ((i + 1) % PGKM_EMIT_CHECK_ROWS == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
-	heap_freetuple(row);
+	if (row != NULL)
+		heap_freetuple(row);
 }
 
 /*
- * kmeans(relation, columns, k, ...) RETURNS TABLE (ctid, cluster, distance):
- * one row per clustered input row, joinable back to the table by ctid in
- * the same statement (same snapshot).
+ * kmeans(relation, columns, k, ...) RETURNS TABLE (ctid, cluster, distance,
+ * tableoid): one row per clustered input row, joinable back to the relation
+ * by tableoid and ctid in the same statement (same snapshot).
  */
 extern "C" Datum
 pgkm_kmeans(PG_FUNCTION_ARGS)

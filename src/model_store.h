@@ -1,0 +1,103 @@
+/*
+ * model_store.h: stored k-means models, shared by model.cpp (the SQL
+ * functions), model_store.cpp (reading and writing the store, tokens) and
+ * model_values.cpp (what a stored model's values must be).
+ */
+#ifndef PGKM_MODEL_STORE_H
+#define PGKM_MODEL_STORE_H
+
+#include "pg_kmeans.h"
+
+/* A model's arrays as the readers use them. */
+typedef struct PgkmModel
+{
+	int32		k;
+	int32		d;
+	double	   *centroids;		/* k x d, row-major */
+	int64	   *sizes;			/* k */
+	double	   *cluster_inertia;	/* k */
+} PgkmModel;
+
+/* ---- stored values (model_values.cpp) ---- */
+
+/* The stored values of one model; a NULL pointer or *_null flag is SQL NULL. */
+typedef struct PgkmModelValues
+{
+	bool		k_null;
+	bool		d_null;
+	bool		inertia_null;
+	int32		k;
+	int32		d;
+	double		inertia;
+	ArrayType  *centroids;
+	ArrayType  *initial_centroids;	/* may be NULL */
+	ArrayType  *sizes;
+	ArrayType  *cluster_inertia;
+} PgkmModelValues;
+
+/* Why these values are not a usable model (a sentence), or NULL when they are. */
+extern const char *pgkm_model_values_problem(const PgkmModelValues *v);
+
+/* ---- the store (model_store.cpp) ---- */
+
+/*
+ * An open connection to the store: SPI connected, search_path pinned to
+ * pg_catalog for every statement pg_kmeans runs.
+ */
+typedef struct PgkmStore
+{
+	char	   *store;			/* kmeans_model_store, schema-qualified */
+	char	   *owners;			/* kmeans_model_owners */
+	char	   *models;			/* kmeans_models */
+	Oid			store_owner;	/* role the writes run as */
+	int			guc_level;
+} PgkmStore;
+
+extern void pgkm_store_open(FunctionCallInfo fcinfo, PgkmStore *st);
+extern void pgkm_store_close(PgkmStore *st);
+
+/* The owner of a model whatever the caller may see; false when none. */
+extern bool pgkm_store_owner_of(PgkmStore *st, text *model, Oid *owner);
+
+/* Token and owner of a model the caller may use; false when none. */
+extern bool pgkm_store_find(PgkmStore *st, text *model, Oid *token, Oid *owner);
+
+/*
+ * A model the caller may use, checked (ERRCODE_DATA_CORRUPTED otherwise),
+ * its arrays allocated in cxt; false when there is none.
+ */
+extern bool pgkm_store_load(PgkmStore *st, text *model, MemoryContext cxt,
+							PgkmModel *out);
+
+/*
+ * Store a model: a new one owned by the caller, or a refit of one the caller
+ * owns (keeping its owner and grants). columns and values_sql list the data
+ * columns and their SQL values, with parameters $4.. (nvals of them).
+ */
+extern void pgkm_store_save(PgkmStore *st, text *model, const char *columns,
+							const char *values_sql, int nvals, Oid *types,
+							Datum *vals, const char *nulls);
+
+/* The caller's kmeans_models row of a model, formed in cxt; NULL when none. */
+extern HeapTuple pgkm_store_model_row(PgkmStore *st, text *model, TupleDesc desc,
+									  MemoryContext cxt);
+
+/* Delete the model if its token is still token; false when it was not there. */
+extern bool pgkm_store_delete(PgkmStore *st, text *model, Oid token);
+
+/* GRANT or REVOKE use of a model's token, as the caller. */
+extern void pgkm_token_grant(PgkmStore *st, Oid token, Oid grantee, bool grant);
+
+/* Remove a token, as the caller. */
+extern void pgkm_token_unlink(PgkmStore *st, Oid token);
+
+/* The standard errors. */
+extern void pgkm_unknown_model(const char *name) pg_attribute_noreturn();
+extern void pgkm_require_model_owner(const char *name, Oid owner, const char *action,
+									 const char *hint);
+
+#define PGKM_HINT_REPLACE "Choose another model name, or ask its owner to drop it."
+#define PGKM_HINT_OWNER "Only its owner, members of the owner role and superusers may."
+
+
+#endif							/* PGKM_MODEL_STORE_H */

@@ -1,0 +1,102 @@
+/*
+ * model_values.cpp: what the stored values of a k-means model must be. One
+ * test serves the store's CHECK constraint (kmeans_model_values_ok) and the
+ * readers (kmeans_predict, kmeans_model_centroids), which re-check whatever
+ * they read: a superuser may drop the constraint and edit a row by hand,
+ * and no stored value may crash a reader.
+ */
+#include "model_store.h"
+
+#include <cmath>
+
+extern "C"
+{
+PG_FUNCTION_INFO_V1(pgkm_kmeans_model_values_ok);
+}
+
+/* Problem of a float8 array that must be rows x cols (cols 0: 1-D of rows). */
+static const char *
+float8_array_problem(const ArrayType *a, int32 rows, int32 cols, bool nonnegative,
+					 const char *what_null, const char *what_shape,
+					 const char *what_value)
+{
+	int			ndim = cols > 0 ? 2 : 1;
+	const double *v;
+	int64		n = (int64) rows * Max(cols, 1);
+
+	if (a == NULL)
+		return what_null;
+	if (ARR_ELEMTYPE(a) != FLOAT8OID || ARR_NDIM(a) != ndim ||
+		ARR_DIMS(a)[0] != rows || (cols > 0 && ARR_DIMS(a)[1] != cols))
+		return what_shape;
+	if (ARR_HASNULL(a))
+		return what_value;
+	v = (const double *) ARR_DATA_PTR(a);
+	for (int64 i = 0; i < n; i++)
+		if (!std::isfinite(v[i]) || (nonnegative && v[i] < 0))
+			return what_value;
+	return NULL;
+}
+
+const char *
+pgkm_model_values_problem(const PgkmModelValues *v)
+{
+	const char *p;
+
+	if (v->k_null || v->d_null || v->k < 1 || v->d < 1)
+		return "Its k and d are not both positive.";
+	if ((Size) v->k * v->d > MaxAllocSize / sizeof(double))
+		return "Its k and d are too large.";
+	p = float8_array_problem(v->centroids, v->k, v->d, false,
+							 "Its centroids are NULL.",
+							 "Its centroids are not a k x d array of double precision.",
+							 "Its centroids contain a NULL or non-finite value.");
+	if (p == NULL && v->initial_centroids != NULL)
+		p = float8_array_problem(v->initial_centroids, v->k, v->d, false, NULL,
+								 "Its initial centroids are not a k x d array of double precision.",
+								 "Its initial centroids contain a NULL or non-finite value.");
+	if (p == NULL)
+		p = float8_array_problem(v->cluster_inertia, v->k, 0, true,
+								 "Its cluster inertias are NULL.",
+								 "Its cluster inertias are not k double precision values.",
+								 "Its cluster inertias contain a NULL, negative or non-finite value.");
+	if (p != NULL)
+		return p;
+	if (v->sizes == NULL)
+		return "Its sizes are NULL.";
+	if (ARR_ELEMTYPE(v->sizes) != INT8OID || ARR_NDIM(v->sizes) != 1 ||
+		ARR_DIMS(v->sizes)[0] != v->k)
+		return "Its sizes are not k bigint values.";
+	if (ARR_HASNULL(v->sizes))
+		return "Its sizes contain a NULL or negative value.";
+	for (int32 c = 0; c < v->k; c++)
+		if (((const int64 *) ARR_DATA_PTR(v->sizes))[c] < 0)
+			return "Its sizes contain a NULL or negative value.";
+	if (v->inertia_null || !std::isfinite(v->inertia) || v->inertia < 0)
+		return "Its inertia is NULL, negative or not finite.";
+	return NULL;
+}
+
+/*
+ * kmeans_model_values_ok(k, d, centroids, initial_centroids, sizes,
+ * cluster_inertia, inertia): the store's CHECK. Not strict: a NULL where a
+ * value is needed is false, not NULL (a NULL would pass a CHECK).
+ */
+extern "C" Datum
+pgkm_kmeans_model_values_ok(PG_FUNCTION_ARGS)
+{
+	PgkmModelValues v;
+
+	memset(&v, 0, sizeof(v));
+	v.k_null = PG_ARGISNULL(0);
+	v.d_null = PG_ARGISNULL(1);
+	v.inertia_null = PG_ARGISNULL(6);
+	v.k = v.k_null ? 0 : PG_GETARG_INT32(0);
+	v.d = v.d_null ? 0 : PG_GETARG_INT32(1);
+	v.centroids = PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2);
+	v.initial_centroids = PG_ARGISNULL(3) ? NULL : PG_GETARG_ARRAYTYPE_P(3);
+	v.sizes = PG_ARGISNULL(4) ? NULL : PG_GETARG_ARRAYTYPE_P(4);
+	v.cluster_inertia = PG_ARGISNULL(5) ? NULL : PG_GETARG_ARRAYTYPE_P(5);
+	v.inertia = v.inertia_null ? 0 : PG_GETARG_FLOAT8(6);
+	PG_RETURN_BOOL(pgkm_model_values_problem(&v) == NULL);
+}
