@@ -185,6 +185,20 @@ KernelLoop::fill_progress(pgkm_progress *p, int32_t iteration, double inertia, i
 	p->elapsed_s = clock_.seconds();
 }
 
+/*
+ * The objective: squared distances summed in row order, each clamped at 0
+ * (a distance is the square root of that). Only a kernel that is not
+ * positive semi-definite (sigmoid) makes D negative beyond rounding.
+ */
+static double
+objective(const std::vector<double> &dist2)
+{
+	double		s = 0;
+	for (double v : dist2)
+		s += v > 0 ? v : 0;
+	return s;
+}
+
 static void
 count_sizes(const std::vector<int32_t> &labels, int32_t k, std::vector<int64_t> &sizes)
 {
@@ -322,9 +336,7 @@ KernelLoop::step_iterate(pgkm_progress *progress)
 	int64_t		moved = 0;
 	for (int64_t i = 0; i < n_; i++)
 		moved += new_labels_[i] != labels_[i];
-	double		inertia = 0;
-	for (int64_t i = 0; i < n_; i++)
-		inertia += dist2_[i];
+	const double inertia = objective(dist2_);
 	count_sizes(new_labels_, k_, new_sizes_);
 	const int32_t repaired = repair_empty_clusters();
 	repairs_ += repaired;
@@ -366,9 +378,7 @@ KernelLoop::step_final(pgkm_progress *progress)
 void
 KernelLoop::end_run(int32_t iterations, bool converged, pgkm_progress *progress)
 {
-	double		inertia = 0;
-	for (int64_t i = 0; i < n_; i++)
-		inertia += dist2_[i];
+	const double inertia = objective(dist2_);
 	fill_progress(progress, iterations, inertia, 0);
 	if (!have_best_ || inertia < best_.inertia)
 	{
@@ -466,11 +476,13 @@ KernelLoop::finish()
 	}
 	else
 		means(b.init_labels, init_centers_);
+	for (double &v : b.dist)
+		v = std::max(v, 0.0);
 	cluster_inertia_.assign(kept, 0.0);
 	for (int64_t i = 0; i < n_; i++)
 		cluster_inertia_[b.labels[i]] += b.dist[i];
 	for (double &v : b.dist)
-		v = std::sqrt(std::max(v, 0.0));
+		v = std::sqrt(v);
 
 	matrix_ = dev_->matrix();
 	detail_ = dev_->detail();

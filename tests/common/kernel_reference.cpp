@@ -225,7 +225,7 @@ ref_kernel_kmeans(const std::vector<double> &K, int64_t n, int32_t d, std::vecto
 	r.members = L;
 	r.dist2 = dist2;
 	for (double v : dist2)
-		r.inertia += v;
+		r.inertia += std::max(v, 0.0);
 	return r;
 }
 

@@ -41,7 +41,7 @@ struct RefKernelResult
 	std::vector<int32_t> labels;	/* final assignment */
 	std::vector<int32_t> members;	/* the partition it was assigned against */
 	std::vector<double> dist2;	/* D at each final label */
-	double		inertia = 0;
+	double		inertia = 0;	/* sum of max(D, 0) (D < 0 only for a kernel that is not PSD) */
 	int			iterations = 0;
 	bool		converged = false;
 	int			repairs = 0;

@@ -112,7 +112,7 @@ expect_matches_reference(const EngineResult &r, const std::vector<float> &x, int
 	EXPECT_NEAR(r.inertia, ref.inertia, tol * n);
 	std::vector<double> ci(k, 0.0);
 	for (int64_t i = 0; i < n; i++)
-		ci[ref.labels[i]] += ref.dist2[i];
+		ci[ref.labels[i]] += std::max(ref.dist2[i], 0.0);
 	for (int32_t c = 0; c < k; c++)
 	{
 		std::vector<int32_t> rows;
