@@ -27,8 +27,10 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
+#include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -39,15 +41,13 @@
 namespace pgkm
 {
 
-/* Tile side: 256, smaller for wide rows so that a worker's two panels stay near 8 MB. */
-static int64_t
-tile_side(int32_t d)
-{
-	int64_t		t = 256;
-	while (t > 64 && t * d > (int64_t) 1 << 20)
-		t /= 2;
-	return t;
-}
+/*
+ * Tile side. 256 x 256 float tiles (256 kB) keep a tile's map and transpose
+ * in L2; a worker's two centred panels (256 x d) then cost 2 kB per feature,
+ * which is why panels are reused across tiles (the build walks a row panel's
+ * tiles; Scratch remembers what it holds).
+ */
+static constexpr int64_t TILE = 256;
 
 /* Rows per chunk of a pass over stored K. */
 static constexpr int64_t PASS_ROWS = 64;
@@ -55,7 +55,7 @@ static constexpr int64_t PASS_ROWS = 64;
 double
 cpu_kernel_device_bytes(int64_t n, int32_t d, int32_t k, int threads, bool stored)
 {
-	const double dn = (double) n, t = (double) tile_side(d);
+	const double dn = (double) n, t = (double) TILE;
 	double		b = 0;
 	if (stored)
 		b += dn * dn * 4;		/* K */
@@ -63,6 +63,28 @@ cpu_kernel_device_bytes(int64_t n, int32_t d, int32_t k, int threads, bool store
 	b += dn * k * 8;			/* S */
 	b += threads * (t * t * 4 + 2 * t * d * 4); /* per worker: a tile, two panels */
 	return b;
+}
+
+struct FreeDeleter
+{
+	void		operator() (float *p) const { free(p); }
+};
+typedef std::unique_ptr<float[], FreeDeleter> MatrixPtr;
+
+/*
+ * K's memory: 2 MB aligned and advised for transparent huge pages, so that
+ * first touching n^2 floats faults 512 times fewer pages.
+ */
+static MatrixPtr
+allocate_matrix(size_t count)
+{
+	const size_t huge = (size_t) 2 << 20;
+	const size_t bytes = (count * sizeof(float) + huge - 1) / huge * huge;
+	void	   *p = nullptr;
+	if (posix_memalign(&p, huge, bytes) != 0)
+		throw std::bad_alloc();
+	madvise(p, bytes, MADV_HUGEPAGE);
+	return MatrixPtr((float *) p);
 }
 
 /* OpenBLAS must not spawn its own threads under ours (as lloyd_assign.cpp). */
@@ -98,13 +120,16 @@ private:
 	struct Scratch
 	{
 		std::vector<float> pa, pb, tile;
+		int64_t		a_panel = -1, b_panel = -1;	/* panels pa and pb hold */
+		std::vector<double> u, v;	/* map_row's row of values */
+		std::vector<char> near;
 	};
 
 	float		centred(int64_t i, int32_t j) const
 	{
 		return (float) ((double) x_[i * d_ + j] - mean_[j]);
 	}
-	double		map(double g, int64_t i, int64_t l) const;
+	bool		map_row(float *g, int64_t i, int64_t l0, int64_t count, Scratch &s) const;
 	double		exact(int64_t i, int64_t l) const;
 	void		load_panel(int64_t tile_index, float *panel) const;
 	void		compute_tile(int64_t I, int64_t J, int worker, bool *finite);
@@ -127,7 +152,7 @@ private:
 	std::vector<double> diag_;	/* K_ii as stored (float-rounded) */
 	std::vector<double> cnorm_; /* ||~x_i||^2 */
 	std::vector<double> coff_;	/* <~x_i, m> */
-	std::unique_ptr<float[]> k_;	/* n x n when stored */
+	MatrixPtr	k_;				/* n x n when stored */
 	std::vector<double> s_;		/* n x kmax */
 	std::vector<Scratch> scratch_;
 	double		build_s_ = 0;
@@ -137,7 +162,7 @@ CpuKernelDevice::CpuKernelDevice(const float *x, int64_t n, int32_t d, const dou
 								 const KernelParams &p, bool stored, int32_t kmax,
 								 ThreadPool *pool)
 	: x_(x), n_(n), d_(d), mean_(mean, mean + d), p_(p), stored_(stored), kmax_(kmax),
-	  pool_(pool), t_(tile_side(d))
+	  pool_(pool), t_(TILE)
 {
 	openblas_single_threaded();
 	near_ = 2.0 * (d + 2) * 0x1p-24;
@@ -178,20 +203,75 @@ CpuKernelDevice::detail() const
 }
 
 /*
- * Kernel value of Gram entry g = <~x_i, ~x_l> (centred rows, float sgemm),
- * fp64. Where the squared distance of the two rows is within the sgemm's
- * worst-case rounding ((d - 1) u relative, for a sum of d positive terms),
- * the GEMM form cannot tell the rows apart: the value is recomputed exactly.
+ * Kernel values of Gram entries g[0..count) = <~x_i, ~x_l> for columns
+ * l = l0.. (centred rows, float sgemm), computed in fp64 and written back
+ * as float; false when one is not finite. The kernel is chosen once per
+ * row, so the loops over the row vectorise. Where the squared distance of
+ * two rows is within the sgemm's worst-case rounding ((d - 1) u relative,
+ * for a sum of d positive terms), the GEMM form cannot tell the rows apart:
+ * that value is recomputed exactly.
  */
-inline double
-CpuKernelDevice::map(double g, int64_t i, int64_t l) const
+bool
+CpuKernelDevice::map_row(float *g, int64_t i, int64_t l0, int64_t count, Scratch &s) const
 {
-	const double d2 = cnorm_[i] + cnorm_[l] - 2 * g;
-	if (d2 <= near_ * (cnorm_[i] + cnorm_[l]))
-		return exact(i, l);
-	if (p_.by_distance())
-		return p_.of_sqdist(d2);
-	return p_.of_dot(g + coff_[i] + coff_[l] + mm_);
+	s.u.resize(count);
+	s.near.resize(count);
+	double	   *u = s.u.data();
+	char	   *near = s.near.data();
+	const double *cn = cnorm_.data() + l0, *co = coff_.data() + l0;
+	const double cni = cnorm_[i], coi = coff_[i];
+	bool		any_near = false;
+	for (int64_t c = 0; c < count; c++)
+	{
+		const double gv = g[c], d2 = cni + cn[c] - 2 * gv;
+		near[c] = d2 <= near_ * (cni + cn[c]);
+		any_near |= near[c] != 0;
+		u[c] = p_.by_distance() ? (d2 > 0 ? d2 : 0) : gv + coi + co[c] + mm_;
+	}
+	const double gamma = p_.gamma, coef0 = p_.coef0;
+	switch (p_.kind)
+	{
+		case PGKM_KERNEL_POLYNOMIAL:
+			{
+				std::vector<double> &r = s.v;
+				r.assign(count, 1.0);
+				for (int64_t c = 0; c < count; c++)
+					u[c] = gamma * u[c] + coef0;
+				for (int32_t e = p_.degree; e > 0; e >>= 1)
+				{
+					if (e & 1)
+						for (int64_t c = 0; c < count; c++)
+							r[c] *= u[c];
+					if (e > 1)
+						for (int64_t c = 0; c < count; c++)
+							u[c] *= u[c];
+				}
+				std::copy(r.begin(), r.end(), u);
+			}
+			break;
+		case PGKM_KERNEL_RBF:
+			for (int64_t c = 0; c < count; c++)
+				u[c] = std::exp(-gamma * u[c]);
+			break;
+		case PGKM_KERNEL_SIGMOID:
+			for (int64_t c = 0; c < count; c++)
+				u[c] = std::tanh(gamma * u[c] + coef0);
+			break;
+		default:
+			break;
+	}
+	if (any_near)
+		for (int64_t c = 0; c < count; c++)
+			if (near[c])
+				u[c] = exact(i, l0 + c);
+	bool		ok = true;
+	for (int64_t c = 0; c < count; c++)
+	{
+		const float v = (float) u[c];
+		ok &= std::isfinite(v);
+		g[c] = v;
+	}
+	return ok;
 }
 
 /* K_il in fp64 from the rows themselves; identical rows give exactly K_ii. */
@@ -232,9 +312,13 @@ CpuKernelDevice::compute_tile(int64_t I, int64_t J, int worker, bool *finite)
 	s.pa.resize((size_t) t * d_);
 	s.pb.resize((size_t) t * d_);
 	s.tile.resize((size_t) t * t);
-	load_panel(I, s.pa.data());
-	if (I != J)
+	if (s.a_panel != I)
+		load_panel(I, s.pa.data());
+	s.a_panel = I;
+	if (I != J && s.b_panel != J)
 		load_panel(J, s.pb.data());
+	if (I != J)
+		s.b_panel = J;
 	const float *b = I == J ? s.pa.data() : s.pb.data();
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) t, (int) t, d_, 1.0f,
 				s.pa.data(), d_, b, d_, 0.0f, s.tile.data(), (int) t);
@@ -246,12 +330,8 @@ CpuKernelDevice::compute_tile(int64_t I, int64_t J, int worker, bool *finite)
 	{
 		float	   *tr = tile + r * t;
 		const int64_t c_begin = I == J ? r + 1 : 0;
-		for (int64_t c = c_begin; c < rl; c++)
-		{
-			float		v = (float) map(tr[c], i0 + r, l0 + c);
-			ok &= std::isfinite(v);
-			tr[c] = v;
-		}
+		if (c_begin < rl)
+			ok &= map_row(tr + c_begin, i0 + r, l0 + c_begin, rl - c_begin, s);
 		if (I == J)
 		{
 			tr[r] = (float) diag_[i0 + r];
@@ -261,20 +341,6 @@ CpuKernelDevice::compute_tile(int64_t I, int64_t J, int worker, bool *finite)
 	}
 	if (!ok)
 		*finite = false;
-}
-
-/* The pairs (I, J), I <= J, in row-major order, as one chunk each. */
-static void
-tile_pair(int64_t index, int64_t ntiles, int64_t *I, int64_t *J)
-{
-	int64_t		i = 0;
-	while (index >= ntiles - i)
-	{
-		index -= ntiles - i;
-		i++;
-	}
-	*I = i;
-	*J = i + index;
 }
 
 static EngineError
@@ -298,27 +364,28 @@ CpuKernelDevice::build()
 	s_.assign((size_t) n_ * kmax_, 0.0);
 	if (!stored_)
 		return;
-	k_.reset(new float[(size_t) n_ * n_]);
-	const int64_t pairs = ntiles_ * (ntiles_ + 1) / 2;
+	k_ = allocate_matrix((size_t) n_ * n_);
 	std::atomic<bool> all_finite {true};
-	pool_->parallel_for(pairs, [&](int64_t pi, int w) {
-		int64_t		I, J;
-		tile_pair(pi, ntiles_, &I, &J);
-		bool		finite = true;
-		compute_tile(I, J, w, &finite);
-		if (!finite)
-			all_finite.store(false);
-		const int64_t t = t_, i0 = I * t, l0 = J * t;
-		const int64_t ri = std::min(t, n_ - i0), rl = std::min(t, n_ - l0);
-		const float *tile = scratch_[w].tile.data();
-		float	   *K = k_.get();
-		for (int64_t r = 0; r < ri; r++)
-			memcpy(K + (i0 + r) * n_ + l0, tile + r * t, sizeof(float) * rl);
-		if (I != J)
-			for (int64_t c = 0; c < rl; c++)
-				for (int64_t r = 0; r < ri; r++)
-					K[(l0 + c) * n_ + i0 + r] = tile[r * t + c];
-		pool_->checkpoint(w);
+	/* one chunk per row panel I: its tiles (I, J >= I), panel I loaded once; the largest first */
+	pool_->parallel_for(ntiles_, [&](int64_t I, int w) {
+		for (int64_t J = I; J < ntiles_; J++)
+		{
+			bool		finite = true;
+			compute_tile(I, J, w, &finite);
+			if (!finite)
+				all_finite.store(false);
+			const int64_t t = t_, i0 = I * t, l0 = J * t;
+			const int64_t ri = std::min(t, n_ - i0), rl = std::min(t, n_ - l0);
+			const float *tile = scratch_[w].tile.data();
+			float	   *K = k_.get();
+			for (int64_t r = 0; r < ri; r++)
+				memcpy(K + (i0 + r) * n_ + l0, tile + r * t, sizeof(float) * rl);
+			if (I != J)
+				for (int64_t c = 0; c < rl; c++)
+					for (int64_t r = 0; r < ri; r++)
+						K[(l0 + c) * n_ + i0 + r] = tile[r * t + c];
+			pool_->checkpoint(w);
+		}
 	});
 	if (!all_finite.load())
 		throw overflow_error(p_);
