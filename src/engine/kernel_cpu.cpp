@@ -27,10 +27,8 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
-#include <sys/mman.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -63,28 +61,6 @@ cpu_kernel_device_bytes(int64_t n, int32_t d, int32_t k, int threads, bool store
 	b += dn * k * 8;			/* S */
 	b += threads * (t * t * 4 + 2 * t * d * 4); /* per worker: a tile, two panels */
 	return b;
-}
-
-struct FreeDeleter
-{
-	void		operator() (float *p) const { free(p); }
-};
-typedef std::unique_ptr<float[], FreeDeleter> MatrixPtr;
-
-/*
- * K's memory: 2 MB aligned and advised for transparent huge pages, so that
- * first touching n^2 floats faults 512 times fewer pages.
- */
-static MatrixPtr
-allocate_matrix(size_t count)
-{
-	const size_t huge = (size_t) 2 << 20;
-	const size_t bytes = (count * sizeof(float) + huge - 1) / huge * huge;
-	void	   *p = nullptr;
-	if (posix_memalign(&p, huge, bytes) != 0)
-		throw std::bad_alloc();
-	madvise(p, bytes, MADV_HUGEPAGE);
-	return MatrixPtr((float *) p);
 }
 
 /* OpenBLAS must not spawn its own threads under ours (as lloyd_assign.cpp). */
@@ -152,7 +128,7 @@ private:
 	std::vector<double> diag_;	/* K_ii as stored (float-rounded) */
 	std::vector<double> cnorm_; /* ||~x_i||^2 */
 	std::vector<double> coff_;	/* <~x_i, m> */
-	MatrixPtr	k_;				/* n x n when stored */
+	std::unique_ptr<float[]> k_;	/* n x n when stored */
 	std::vector<double> s_;		/* n x kmax */
 	std::vector<Scratch> scratch_;
 	double		build_s_ = 0;
@@ -364,7 +340,7 @@ CpuKernelDevice::build()
 	s_.assign((size_t) n_ * kmax_, 0.0);
 	if (!stored_)
 		return;
-	k_ = allocate_matrix((size_t) n_ * n_);
+	k_.reset(new float[(size_t) n_ * n_]);
 	std::atomic<bool> all_finite {true};
 	/* one chunk per row panel I: its tiles (I, J >= I), panel I loaded once; the largest first */
 	pool_->parallel_for(ntiles_, [&](int64_t I, int w) {
