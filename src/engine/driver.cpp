@@ -342,31 +342,7 @@ pgkm_run::step(pgkm_progress *progress)
 {
 	if (kernel_)
 		return kernel_->step(progress);
-	try
-	{
-		switch (phase_)
-		{
-			case Phase::Init:
-				step_init(progress);
-				return PGKM_OK;
-			case Phase::Iterate:
-				step_iterate(progress);
-				return PGKM_OK;
-			case Phase::Final:
-				step_final(progress);
-				return phase_ == Phase::Done ? PGKM_DONE : PGKM_OK;
-			case Phase::Done:
-				return PGKM_DONE;
-			case Phase::Failed:
-				throw EngineError(PGKM_ERR_INVALID, "this run failed or was interrupted; free it");
-		}
-	}
-	catch (...)
-	{
-		phase_ = Phase::Failed;
-		throw;
-	}
-	return PGKM_ERR_INTERNAL;
+	return step_phase(*this, phase_, progress);
 }
 
 bool

@@ -10,6 +10,7 @@
 #include "device.h"
 #include "kernel_kmeans.h"
 #include "pgkm_engine.h"
+#include "run_phases.h"
 #include "thread_pool.h"
 #include "util.h"
 
@@ -36,14 +37,9 @@ public:
 	bool		result(pgkm_result *out) const;
 
 private:
-	enum class Phase
-	{
-		Init,
-		Iterate,
-		Final,
-		Done,
-		Failed
-	};
+	typedef pgkm::RunPhase Phase;
+	template <typename Loop>
+	friend int	pgkm::step_phase(Loop &loop, pgkm::RunPhase &phase, pgkm_progress *progress);
 
 	/* What a finished run leaves: the current one while it runs, then the best. */
 	struct Outcome

@@ -26,14 +26,12 @@
 #include "util.h"
 
 #include <cblas.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 namespace pgkm
@@ -61,19 +59,6 @@ cpu_kernel_device_bytes(int64_t n, int32_t d, int32_t k, int threads, bool store
 	b += dn * k * 8;			/* S */
 	b += threads * (t * t * 4 + 2 * t * d * 4); /* per worker: a tile, two panels */
 	return b;
-}
-
-/* OpenBLAS must not spawn its own threads under ours (as lloyd_assign.cpp). */
-static void
-openblas_single_threaded()
-{
-	static std::once_flag once;
-	std::call_once(once, [] {
-		using set_fn = void (*)(int);
-		auto		fn = (set_fn) dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-		if (fn)
-			fn(1);
-	});
 }
 
 class CpuKernelDevice : public KernelDevice

@@ -31,6 +31,7 @@
 #include "kernel_kmeans.h"
 #include "errors.h"
 #include "rng.h"
+#include "run_phases.h"
 #include "stats.h"
 #include "thread_pool.h"
 #include "util.h"
@@ -73,14 +74,9 @@ public:
 	bool		result(pgkm_result *out) const override;
 
 private:
-	enum class Phase
-	{
-		Init,
-		Iterate,
-		Final,
-		Done,
-		Failed
-	};
+	typedef RunPhase Phase;
+	template <typename Loop>
+	friend int	pgkm::step_phase(Loop &loop, RunPhase &phase, pgkm_progress *progress);
 
 	void		step_init(pgkm_progress *progress);
 	void		step_iterate(pgkm_progress *progress);
@@ -505,31 +501,7 @@ KernelLoop::finish()
 int
 KernelLoop::step(pgkm_progress *progress)
 {
-	try
-	{
-		switch (phase_)
-		{
-			case Phase::Init:
-				step_init(progress);
-				return PGKM_OK;
-			case Phase::Iterate:
-				step_iterate(progress);
-				return phase_ == Phase::Done ? PGKM_DONE : PGKM_OK;
-			case Phase::Final:
-				step_final(progress);
-				return phase_ == Phase::Done ? PGKM_DONE : PGKM_OK;
-			case Phase::Done:
-				return PGKM_DONE;
-			case Phase::Failed:
-				throw EngineError(PGKM_ERR_INVALID, "this run failed or was interrupted; free it");
-		}
-	}
-	catch (...)
-	{
-		phase_ = Phase::Failed;
-		throw;
-	}
-	return PGKM_ERR_INTERNAL;
+	return step_phase(*this, phase_, progress);
 }
 
 bool

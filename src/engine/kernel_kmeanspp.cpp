@@ -8,6 +8,7 @@
  * It needs only K's diagonal and the candidates' rows of K (KernelDevice::rows),
  * so it runs on the host for every device.
  */
+#include "init.h"
 #include "kernel_kmeans.h"
 #include "rng.h"
 #include "thread_pool.h"
@@ -105,19 +106,7 @@ kernel_kmeanspp(KernelDevice *dev, int64_t n, int32_t k, uint64_t seed, ThreadPo
 				tpart[(size_t) ch * trials + t] = s;
 			}
 		});
-		int			best = 0;
-		double		best_pot = 0;
-		for (int t = 0; t < trials; t++)
-		{
-			double		s = 0;
-			for (int64_t ch = 0; ch < nchunks; ch++)
-				s += tpart[(size_t) ch * trials + t];
-			if (t == 0 || s < best_pot)
-			{
-				best_pot = s;
-				best = t;
-			}
-		}
+		const int	best = best_trial(tpart.data(), nchunks, trials);
 		seeds[found] = cand[best];
 		const float *row = krows.data() + (size_t) best * n;
 		for (int64_t i = 0; i < n; i++)

@@ -12,15 +12,14 @@
 #include "cpu_assign.h"
 #include "internal_hooks.h"
 #include "simd.h"
+#include "util.h"
 
 #include <cblas.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <vector>
 
 namespace pgkm
@@ -47,19 +46,6 @@ extern "C" int32_t
 pgkm_internal_set_gemm_min_d(int32_t d)
 {
 	return gemm_min_d.exchange(d);
-}
-
-/* OpenBLAS must not spawn its own threads under ours: set it to 1, once. */
-static void
-openblas_single_threaded()
-{
-	static std::once_flag once;
-	std::call_once(once, [] {
-		using set_fn = void (*)(int);
-		auto		fn = (set_fn) dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-		if (fn)
-			fn(1);
-	});
 }
 
 /*
