@@ -4,14 +4,19 @@
  * (tests/common/blobs.h: k centres in [-10, 10]^d, unit spread).
  *
  *   build/bench/cpu_engine_bench n d k threads iters [seed] [init: pp|random|given]
+ *                                [data: blobs|uniform]
  *
  * tol = 0, so a run stops when no label changes or after iters iterations.
  * Prints one line: init seconds, median seconds per Lloyd iteration,
  * iterations, inertia to the last bit, and FNV hashes of the initial
  * centroids, labels, centroids, distances and per-cluster inertia, so that
- * two builds can be checked for identical output.
+ * two builds can be checked for identical output; and the share of row
+ * assignments the CPU decided in fp64 (near-ties of the float argmin).
+ * uniform data (each feature uniform in [-10, 10]) has cluster boundaries
+ * everywhere, the worst case for those rechecks.
  */
 #include "blobs.h"
+#include "internal_hooks.h"
 #include "pgkm_engine.h"
 
 #include <algorithm>
@@ -43,6 +48,7 @@ main(int argc, char **argv)
 				iters = atoi(argv[5]);
 	uint64_t	seed = argc > 6 ? strtoull(argv[6], nullptr, 10) : 1;
 	const char *init_name = argc > 7 ? argv[7] : "pp";
+	const char *data_name = argc > 8 ? argv[8] : "blobs";
 	if (n < 1 || d < 1 || k < 1)
 	{
 		fprintf(stderr, "n, d and k must be positive\n");
@@ -50,6 +56,20 @@ main(int argc, char **argv)
 	}
 
 	std::vector<float> x = pgkm_test::blobs(n, d, k, 12345 + d * 7 + k, 1.0, 10.0);
+	if (strcmp(data_name, "uniform") == 0)
+	{
+		uint64_t	s = 12345 + d * 7 + k;
+		for (auto &v : x)
+		{
+			s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+			v = (float) ((double) (s >> 11) * 0x1p-53 * 20.0 - 10.0);
+		}
+	}
+	else if (strcmp(data_name, "blobs") != 0)
+	{
+		fprintf(stderr, "data must be blobs or uniform\n");
+		return 2;
+	}
 	std::vector<double> init;	/* for given: k rows spread over the data */
 	for (int32_t c = 0; c < k; c++)
 		for (int32_t j = 0; j < d; j++)
@@ -82,6 +102,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "create: %s\n", err);
 		return 1;
 	}
+	int64_t		rows_seen = 0, rows_rechecked = 0;
+	pgkm_internal_label_rechecks(&rows_seen, &rows_rechecked);	/* from here on */
 	std::vector<double> stamps;
 	for (;;)
 	{
@@ -112,10 +134,12 @@ main(int argc, char **argv)
 		return 1;
 	}
 	const size_t kd = (size_t) r.k * d;
+	pgkm_internal_label_rechecks(&rows_seen, &rows_rechecked);
 	printf("n=%lld d=%d k=%d threads=%d init_s=%.4f iter_s=%.4f iters=%d inertia=%.17g "
-		   "init_hash=%016llx labels_hash=%016llx cent_hash=%016llx dist_hash=%016llx "
-		   "cluster_inertia_hash=%016llx\n",
+		   "fp64_rows=%.2e init_hash=%016llx labels_hash=%016llx cent_hash=%016llx "
+		   "dist_hash=%016llx cluster_inertia_hash=%016llx\n",
 		   (long long) n, d, k, threads, t_init, med, r.iterations, r.inertia,
+		   rows_seen > 0 ? (double) rows_rechecked / (double) rows_seen : 0.0,
 		   (unsigned long long) fnv(r.initial_centroids, sizeof(double) * kd),
 		   (unsigned long long) fnv(r.labels, sizeof(int32_t) * (size_t) n),
 		   (unsigned long long) fnv(r.centroids, sizeof(double) * kd),

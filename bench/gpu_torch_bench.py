@@ -8,7 +8,7 @@ on the same data and the same initial centroids, in one run on one GPU.
   in fp32 (chunked so the n x k matrix fits); timed with CUDA events.
 - torch tf32: the same with torch.backends.cuda.matmul.allow_tf32 = True (one
   TF32 product: labels off where TF32's error exceeds the gap; ours, 3xTF32 on
-  the GEMM path, labels like fp32, see cuda/NOTES.md).
+  the GEMM path, labels like fp32, see cuda/DESIGN.md).
 - sklearn: KMeans(lloyd, n_init=1, init=given, tol=0, max_iter=ITERS) on all
   cores (threadpoolctl default), seconds per iteration.
 Inertia (after the timed iterations, vs the centroids before the last update)
@@ -33,13 +33,18 @@ if "--shapes" in sys.argv:
 ITERS = 5
 
 
+ABI_VERSION = 2  # cuda/pgkm_cuda_api.h: these structures mirror that version
+
+
 class Cfg(C.Structure):
     _fields_ = [("memory_limit", C.c_int64), ("deterministic", C.c_int32), ("device_ordinal", C.c_int32),
-                ("interrupt", C.c_void_p), ("interrupt_ctx", C.c_void_p)]
+                ("interrupt", C.c_void_p), ("interrupt_ctx", C.c_void_p),
+                ("force_path", C.c_int32), ("gemm_product", C.c_int32), ("sums", C.c_int32),
+                ("gemm_blocks_per_sm", C.c_int32), ("gemm_tile_mb", C.c_int32)]
 
 
 class Iter(C.Structure):
-    _fields_ = [("inertia", C.c_double), ("moved", C.c_int64), ("shift", C.c_double), ("empty", C.c_int32)]
+    _fields_ = [("inertia", C.c_double), ("moved", C.c_int64)]
 
 
 ERR = C.c_char_p
@@ -61,6 +66,9 @@ class Api(C.Structure):
 lib = C.CDLL(PLUGIN, mode=os.RTLD_LOCAL | os.RTLD_NOW)
 lib.pgkm_cuda_get_api.restype = C.POINTER(Api)
 api = lib.pgkm_cuda_get_api().contents
+if api.abi_version != ABI_VERSION or api.struct_size != C.sizeof(Api):
+    sys.exit(f"{PLUGIN}: plugin ABI {api.abi_version} (struct size {api.struct_size}), "
+             f"this script speaks {ABI_VERSION} ({C.sizeof(Api)})")
 
 
 def make_data(n, d, seed):
@@ -80,7 +88,7 @@ def ours(x, c0):
     k = c0.shape[0]
     err = C.create_string_buffer(512)
     h = C.c_void_p()
-    cfg = Cfg(0, 1, -1, None, None)
+    cfg = Cfg(0, 1, -1, None, None, 0, 0, 0, 0, 0)  # production switches
     rc = api.create(x.ctypes.data, n, d, k, C.byref(cfg), C.byref(h), err, 512)
     if rc:
         return float("nan"), float("nan"), err.value.decode()

@@ -5,10 +5,6 @@
 #
 #   bench/run_kernel_bench.sh [threads] [max_n] > bench/kernel_bench_cpu.log
 #
-# OpenBLAS 0.3.21 takes this box's CPU for Cooperlake and then runs sgemm at
-# 6-9 GFLOP/s a core, against 40+ with OPENBLAS_CORETYPE=SkylakeX (which the
-# line prints when set): the K build depends on it, the passes do not.
-#
 # Shapes whose n exceeds max_n (default 20000: K = 1.6 GB) are subsampled to
 # max_n rows, and the line says so; K is n^2 float32 and the build is n^2 d
 # flops, so the full shapes need 10-25 GB of K on the CPU. Each line is
@@ -25,7 +21,7 @@ Ledgar 70000 19996
 Letter 10500 26
 MNIST 60000 780
 SCOTUS 6400 126405"
-echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), threads=$THREADS max_n=$MAX_N OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(detected)}"
+echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), threads=$THREADS max_n=$MAX_N"
 while read -r name n d; do
   run_n=$n
   note=""

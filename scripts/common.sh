@@ -2,12 +2,13 @@
 # Environment knobs (all optional):
 #   BUILD_DIR    CMake build folder (default build)
 #   PGKM_CUDA    AUTO|ON|OFF: build the CUDA plugin when nvcc exists (default AUTO)
-#   CMAKE_EXTRA  extra CMake arguments (default: CUDA arch 90 only, to keep CI short)
+#   CMAKE_EXTRA  extra CMake arguments (e.g. -DCMAKE_CUDA_ARCHITECTURES=80-real;90-real;
+#                CMakeLists.txt builds sm_90 only by default)
 #   SKIP_DEPS=1  do not run scripts/install-deps.sh
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-build}
 PGKM_CUDA=${PGKM_CUDA:-AUTO}
-CMAKE_EXTRA=${CMAKE_EXTRA:--DCMAKE_CUDA_ARCHITECTURES=90-real}
+CMAKE_EXTRA=${CMAKE_EXTRA:-}
 JOBS=$(nproc)
 # nvcc lives outside PATH on a stock CUDA install; let CMake's detection see it.
 if [ "$PGKM_CUDA" != OFF ] && ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then

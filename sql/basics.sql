@@ -71,7 +71,7 @@ FROM unnest(ARRAY['k-means++', 'kmeans++', 'KMEANS++', 'k_means++', 'k means ++'
      LATERAL (SELECT * FROM kmeans('two_groups', ARRAY['x', 'y'], 3, init => spelling, seed => 5, device => ' Cpu')
               INTERSECT
               SELECT * FROM kmeans('two_groups', ARRAY['x', 'y'], 3, seed => 5, device => 'cpu')) s
-GROUP BY spelling ORDER BY spelling;
+GROUP BY spelling ORDER BY spelling COLLATE "C";
 SELECT count(*) FROM kmeans('two_groups', ARRAY['x', 'y'], 2, init => 'Random', method => ' lloyd ', device => 'AUTO');
 -- max_iter = 1 still returns a complete labelling.
 SELECT count(*), count(DISTINCT cluster) FROM kmeans('two_groups', ARRAY['x', 'y'], 2, max_iter => 1);

@@ -34,7 +34,7 @@ ALTER TABLE budget_rls ENABLE ROW LEVEL SECURITY;
 CREATE POLICY first_ten ON budget_rls USING (x <= 10);
 CREATE ROLE regress_pgkm_budget_rls;
 GRANT SELECT ON budget_rls TO regress_pgkm_budget_rls;
-SET pg_kmeans.memory_limit = '10MB';
+SET pg_kmeans.memory_limit = '2MB';
 SET ROLE regress_pgkm_budget_rls;
 SELECT count(*) AS clustered FROM kmeans('budget_rls', ARRAY['x', 'y'], 2);
 RESET ROLE;

@@ -78,11 +78,18 @@ report_engine_error(int rc, const char *err)
 					 errmsg("k-means engine rejected the arguments: %s", err)));
 			break;
 		case PGKM_ERR_NOMEM:
+			/* the GPU adapter prefixes its messages with "GPU": a device budget, not the host */
+			if (strncmp(err, "GPU", 3) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_OUT_OF_MEMORY),
+						 errmsg("out of GPU memory in the k-means engine"),
+						 errdetail("%s", err),
+						 errhint("Raise pg_kmeans.gpu_memory_limit (0 means what the device has free), or use device => 'cpu'.")));
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),
 					 errmsg("out of memory in the k-means engine"),
 					 errdetail("%s", err),
-					 errhint("Lower pg_kmeans.memory_limit or pg_kmeans.gpu_memory_limit to be refused early, or cluster fewer rows.")));
+					 errhint("Lower pg_kmeans.memory_limit to be refused before allocating, or cluster fewer rows.")));
 			break;
 		case PGKM_ERR_GPU_UNAVAILABLE:
 			ereport(ERROR,

@@ -4,6 +4,7 @@
  * argument checks that need no data pass live here, the run itself in
  * driver.cpp.
  */
+#include "argmin_kernels.h"
 #include "cpu_assign.h"
 #include "driver.h"
 #include "errors.h"
@@ -135,7 +136,10 @@ pgkm_run_free(pgkm_run *run)
 /*
  * Upper bound of the engine's own allocations for this shape (the caller's
  * float buffer excluded): labels and distances of the current and best run,
- * k-means++ scratch, per-thread chunk tiles, centroid arrays, partial sums.
+ * k-means++ scratch, per-thread tiles, centroid arrays, partial sums.
+ * Per-thread scratch is a fixed tile (argmin_kernels.h: a K block of rows and
+ * a bounded partial tile) plus per-row state of one chunk, so it does not
+ * grow with d: threads never turn a call that fits into one that does not.
  * GPU memory is the plugin's business; the host side is the same.
  */
 extern "C" int64_t
@@ -146,7 +150,7 @@ pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
 	if (opt->method == PGKM_METHOD_KERNEL)
 		return kernel_estimate_bytes(n, d, *opt);
 	const double k = std::max<int32_t>(opt->k, 1);
-	const double threads = resolve_threads(opt->n_threads);
+	const double threads = useful_threads(opt->n_threads, n, d, (int32_t) k);
 	const double dn = (double) n, dd = d;
 	double		b = 0;
 	b += 2 * dn * (4 + 8);		/* labels + squared distances: current and best */
@@ -159,14 +163,17 @@ pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
 			b += dn * trials * 4;	/* every row's distance to each candidate */
 		else
 			b += threads * 1024 * trials * 4;
+		b += threads * 1024 * 4;	/* per-thread row lists */
 	}
 	const double rows = (double) assign_chunk_rows(d, (int32_t) k);
-	b += threads * rows * (dd + k) * 4;	/* per-thread chunk tile + products */
-	b += threads * k * 8;		/* per-thread cluster counts */
-	b += k * dd * (8 * 8 + 4 * 2) + k * 64;	/* fp64 centroid arrays, float copies, sizes */
+	const double block_rows = 32;	/* the widest kernel's rows per block */
+	b += threads * (ARGMIN_KC + ARGMIN_GROUP) * block_rows * 4;	/* kernel tiles */
+	b += threads * rows * (4 * 4 + 8);	/* per-row state of a chunk: labels, best, runner-up, x2, rows to decide */
+	b += threads * (dd * 4 + k * (4 + 8));	/* a row decided in fp64, its candidates; cluster counts */
+	b += k * dd * (8 * 8 + 4 * 3) + k * 64;	/* fp64 centroid arrays, float copies and panels, sizes */
 	b += (dn / 65536 + 1) * dd * 8; /* statistics partials */
 	b += (dn / 64 + 1) * 8;		/* per-chunk inertia */
-	b += threads * (8 << 20);	/* thread stacks (virtual, counted anyway) */
+	b += threads * (256 << 10);	/* the part of a worker's stack it touches, with room */
 	return (int64_t) std::ceil(b);
 }
 

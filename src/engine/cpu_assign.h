@@ -25,9 +25,10 @@ public:
 	/* The current centroids (k x d fp64, 1 <= k <= kmax), whenever they change. */
 	virtual void set_centroids(const double *centroids, int32_t k) = 0;
 	/*
-	 * Nearest centroid of rows r0..r1-1 into out[0 .. r1-r0): float32 argmin,
-	 * the lowest index on ties. Disjoint ranges run concurrently; worker
-	 * (0 .. workers-1) picks the scratch.
+	 * Nearest centroid of rows r0..r1-1 into out[0 .. r1-r0): the exact
+	 * label of exact_distance.h (fp64 argmin, the lowest index on exact
+	 * ties), however the method narrows the search. Disjoint ranges run
+	 * concurrently; worker (0 .. workers-1) picks the scratch.
 	 */
 	virtual void nearest(int64_t r0, int64_t r1, int worker, int32_t *out) = 0;
 };
@@ -42,6 +43,12 @@ std::unique_ptr<CpuAssign> make_lloyd_assign(const float *x, int32_t d, int32_t 
 
 /* Rows per chunk of the CPU assignment pass: depends on the shape only. */
 int64_t		assign_chunk_rows(int32_t d, int32_t k);
+
+/*
+ * Threads for a run of n rows: n_threads (0 = every core), but no more than
+ * the assignment pass has chunks (more would only hold idle scratch).
+ */
+int			useful_threads(int32_t n_threads, int64_t n, int32_t d, int32_t k);
 
 /* Use the GEMM distance form for this shape? */
 bool		use_gemm(int32_t d, int32_t k);

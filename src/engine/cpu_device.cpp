@@ -10,13 +10,14 @@
  * by whichever thread owns that cluster. So n_threads = 1 and 7 give
  * bit-identical results.
  *
- * Distances: the method finds the argmin in float32; the distance to the
- * chosen centroid is then recomputed exactly as sum((x - c)^2) in fp64, which
- * is what inertia and distances use.
+ * Distances: the method finds the exact label (exact_distance.h); the
+ * distance to the chosen centroid is sqdist_exact, which is what inertia and
+ * distances use.
  */
 #include "cpu_assign.h"
 #include "device.h"
 #include "errors.h"
+#include "exact_distance.h"
 #include "init.h"
 #include "thread_pool.h"
 
@@ -27,9 +28,9 @@ namespace pgkm
 {
 
 /*
- * Rows per assignment chunk: the chunk's rows x k float products stay within
- * ~64 KiB (L2-resident between sgemm and the argmin); at least 64 rows. The
- * size depends on the shape only, never on the thread count.
+ * Rows per assignment chunk: the chunk's per-row scratch stays small and the
+ * kernel's row blocks fill it; at least 64 rows. Shape only, never the
+ * thread count.
  */
 int64_t
 assign_chunk_rows(int32_t d, int32_t k)
@@ -40,17 +41,15 @@ assign_chunk_rows(int32_t d, int32_t k)
 	return (rows + 63) / 64 * 64;
 }
 
-static inline double
-sqdist_exact(const float *x, const double *c, int32_t d)
+int
+useful_threads(int32_t n_threads, int64_t n, int32_t d, int32_t k)
 {
-	double		s = 0;
-	for (int32_t j = 0; j < d; j++)
-	{
-		double		t = (double) x[j] - c[j];
-		s += t * t;
-	}
-	return s;
+	const int64_t chunks = (n + assign_chunk_rows(d, k) - 1) / assign_chunk_rows(d, k);
+	return (int) std::max<int64_t>(1, std::min<int64_t>(resolve_threads(n_threads), chunks));
 }
+
+/* Interleaved inertia accumulators (row i -> bank i mod BANKS): no dependency chain between rows. */
+static constexpr int BANKS = 4;
 
 class CpuDevice : public Device
 {
@@ -58,11 +57,13 @@ public:
 	CpuDevice(const float *x, int64_t n, int32_t d, int32_t k, const double *mean,
 			  ThreadPool *pool)
 		: x_(x), n_(n), d_(d), kmax_(k), k_(k), pool_(pool),
-		  method_(make_lloyd_assign(x, d, k, mean, pool->size()))
+		  method_(make_lloyd_assign(x, d, k, mean, pool->size())),
+		  chunk_rows_(assign_chunk_rows(d, k)), nchunks_((n + chunk_rows_ - 1) / chunk_rows_)
 	{
 		labels_.assign(n, -1);
 		cent_.assign((size_t) k * d, 0.0);
 		sums_.assign((size_t) k * d, 0.0);
+		chunk_inertia_.assign(nchunks_, 0.0);
 		worker_sizes_.assign((size_t) pool->size() * k, 0);
 		worker_moved_.assign(pool->size(), 0);
 		worker_nearest_.resize(pool->size());
@@ -86,8 +87,7 @@ public:
 private:
 	void		assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *inertia,
 							int64_t *moved);
-	void		assign_chunk(int64_t r0, int64_t r1, int worker, int32_t *labels, double *dist2,
-							 int64_t *sizes, double *inertia, int64_t *moved);
+	void		assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2);
 	void		update_centroids(const int64_t *sizes, double *centroids);
 
 	const float *x_;
@@ -97,12 +97,15 @@ private:
 	int32_t		k_;
 	ThreadPool *pool_;
 	std::unique_ptr<CpuAssign> method_;
+	int64_t		chunk_rows_;	/* shape only */
+	int64_t		nchunks_;
 	std::vector<int32_t> labels_;	/* labels of the last iterate */
 	std::vector<double> cent_;		/* current centroids, fp64 */
 	std::vector<double> sums_;		/* centroid sums, fp64 */
+	std::vector<double> chunk_inertia_;
 	std::vector<int64_t> worker_sizes_;
 	std::vector<int64_t> worker_moved_;
-	std::vector<std::vector<int32_t>> worker_nearest_;	/* a chunk's argmins */
+	std::vector<std::vector<int32_t>> worker_nearest_;	/* a chunk's labels */
 };
 
 void
@@ -116,53 +119,69 @@ CpuDevice::set_centroids(const double *centroids, int32_t k)
 }
 
 /*
- * Labels rows r0..r1-1 with their nearest centroid and adds exact fp64
- * squared distances to *inertia.
+ * One chunk: the method's labels, then per row the exact fp64 distance
+ * (sqdist_exact's arithmetic, BANKS rows interleaved so that their chains
+ * overlap), sizes and moved rows. The chunk's inertia adds the rows into
+ * BANKS accumulators by row index, combined in a fixed order.
  */
 void
-CpuDevice::assign_chunk(int64_t r0, int64_t r1, int worker, int32_t *labels, double *dist2,
-						int64_t *sizes, double *inertia, int64_t *moved)
+CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2)
 {
 	const int32_t d = d_;
-	std::vector<int32_t> &best = worker_nearest_[worker];
-	best.resize(r1 - r0);
-	method_->nearest(r0, r1, worker, best.data());
-	double		part = 0;
+	int64_t    *sizes = worker_sizes_.data() + (size_t) w * kmax_;
+	const double *cent = cent_.data();
+	const int64_t r0 = ch * chunk_rows_, r1 = std::min(n_, r0 + chunk_rows_);
+	std::vector<int32_t> &nearest = worker_nearest_[w];
+	nearest.resize(r1 - r0);
+	method_->nearest(r0, r1, w, nearest.data());
+	const int32_t *best = nearest.data();
+	double		acc[BANKS] = {};
 	int64_t		mv = 0;
-	for (int64_t i = r0; i < r1; i++)
+	for (int64_t i0 = r0; i0 < r1; i0 += BANKS)
 	{
-		const int32_t bi = best[i - r0];
-		double		e = sqdist_exact(x_ + i * d, cent_.data() + (size_t) bi * d, d);
-		part += e;
-		if (dist2)
-			dist2[i] = e;
-		if (labels[i] != bi)
-			mv++;
-		labels[i] = bi;
-		sizes[bi]++;
+		const int	nb = (int) std::min<int64_t>(BANKS, r1 - i0);
+		const float *xr[BANKS];
+		const double *cr[BANKS];
+		double		s[BANKS] = {};
+		for (int b = 0; b < BANKS; b++)
+		{
+			const int64_t i = i0 + std::min(b, nb - 1);
+			xr[b] = x_ + i * d;
+			cr[b] = cent + (size_t) best[i - r0] * d;
+		}
+		for (int32_t j = 0; j < d; j++)
+			for (int b = 0; b < BANKS; b++)
+			{
+				const double t = (double) xr[b][j] - cr[b][j];
+				s[b] += t * t;
+			}
+		for (int b = 0; b < nb; b++)
+		{
+			const int64_t i = i0 + b;
+			const int32_t bi = best[i - r0];
+			acc[b] += s[b];
+			if (dist2)
+				dist2[i] = s[b];
+			mv += labels[i] != bi;
+			labels[i] = bi;
+			sizes[bi]++;
+		}
 	}
-	*inertia = part;
-	*moved += mv;
+	chunk_inertia_[ch] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+	worker_moved_[w] += mv;
 }
 
-/* Full assignment pass: per-chunk inertia in chunk order, per-worker integer counts. */
+/* Full assignment pass: per-chunk inertia summed in chunk order, per-worker integer counts. */
 void
 CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *inertia,
 					   int64_t *moved)
 {
 	const int32_t k = k_;
-	const int64_t rows = assign_chunk_rows(d_, k);
-	const int64_t nchunks = (n_ + rows - 1) / rows;
-	std::vector<double> chunk_inertia(nchunks, 0.0);
 	std::fill(worker_sizes_.begin(), worker_sizes_.end(), 0);
 	std::fill(worker_moved_.begin(), worker_moved_.end(), 0);
-	pool_->parallel_for(nchunks, [&](int64_t ch, int w) {
-		int64_t		r0 = ch * rows, r1 = std::min(n_, r0 + rows);
-		assign_chunk(r0, r1, w, labels, dist2, worker_sizes_.data() + (size_t) w * kmax_,
-					 &chunk_inertia[ch], &worker_moved_[w]);
-	});
+	pool_->parallel_for(nchunks_, [&](int64_t ch, int w) { assign_chunk(ch, w, labels, dist2); });
 	double		tot = 0;
-	for (double v : chunk_inertia)
+	for (double v : chunk_inertia_)
 		tot += v;
 	*inertia = tot;
 	int64_t		mv = 0;
@@ -179,11 +198,11 @@ CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *i
 }
 
 /*
- * New centroid = mean of its rows, summed in fp64 in row order. Clusters are
- * split into contiguous ranges, one per task, balanced by size; each task
- * scans the labels and sums only its own clusters' rows, so no partial sums
- * need merging and the order never depends on threads. Empty clusters keep
- * their previous centroid (the driver repairs them).
+ * New centroid = mean of its rows, summed in fp64 in row order. Clusters are split into contiguous ranges, one per
+ * task, balanced by size; each task scans the labels and sums only its own
+ * clusters' rows, so no partial sums need merging and the order never
+ * depends on threads. Empty clusters keep their previous centroid (the
+ * driver repairs them).
  */
 void
 CpuDevice::update_centroids(const int64_t *sizes, double *centroids)

@@ -20,6 +20,7 @@
  *     CPU, NaN where it is not computed (random, given, GPU k-means++).
  */
 #include "driver.h"
+#include "cpu_assign.h"
 #include "errors.h"
 #include "gpu_plugin.h"
 #include "init.h"
@@ -60,7 +61,7 @@ pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt
 		n_runs_ = opt.n_init;
 	opt_.initial_centroids = nullptr;
 	opt_.gpu_plugin_path = nullptr;	/* not kept: the caller's string may go away */
-	pool_.reset(new ThreadPool(resolve_threads(opt.n_threads), interrupt, interrupt_ctx));
+	pool_.reset(new ThreadPool(useful_threads(opt.n_threads, n, d, opt.k), interrupt, interrupt_ctx));
 	DataStats	stats = data_statistics(x, n, d, pool_.get());
 	tol_scaled_ = opt.tol == 0 ? 0 : stats.mean_var * opt.tol;
 	data_scale_ = stats.mean_var > 0 ? std::sqrt(stats.mean_var) : 1.0;

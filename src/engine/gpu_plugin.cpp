@@ -166,6 +166,7 @@ public:
 			   const pgkm_options *opt, pgkm_interrupt_fn interrupt, void *ctx)
 		: p_(p), x_(x), n_(n), d_(d), k_(k)
 	{
+		/* the measurement and test switches stay 0: the production behaviour */
 		cfg_.memory_limit = opt->gpu_memory_limit;
 		cfg_.deterministic = opt->deterministic;
 		cfg_.device_ordinal = -1;

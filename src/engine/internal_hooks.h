@@ -11,11 +11,20 @@
 extern "C" {
 #endif
 
-/* The smallest d that uses the GEMM distance form (default 8). */
+/* The smallest d that uses the GEMM distance form (-1, default: by shape, d >= 6 or k >= 32). */
 int32_t		pgkm_internal_set_gemm_min_d(int32_t d);
 
 /* k-means++ row skipping on (1, default) or off (0). */
 int32_t		pgkm_internal_set_kpp_pruning(int32_t on);
+
+/* Instruction set of the CPU kernels: -1 the best the CPU runs (default), 0 portable, 1 AVX2, 2 AVX-512. */
+int32_t		pgkm_internal_set_isa(int32_t isa);
+
+/* Exact CPU labels on (1, default) or the float32 argmin only (0). */
+int32_t		pgkm_internal_set_exact_labels(int32_t on);
+
+/* Rows the CPU assignment labelled, and how many of them it decided in fp64, since the last call. */
+void		pgkm_internal_label_rechecks(int64_t *rows, int64_t *rechecked);
 
 /* The driver library required before loading the plugin ("" = none). */
 const char *pgkm_internal_set_driver_library(const char *soname);

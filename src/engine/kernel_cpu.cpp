@@ -1,11 +1,12 @@
 /*
- * kernel_cpu.cpp: the CPU KernelDevice (kernel_device.h): K from BLAS tiles
+ * kernel_cpu.cpp: the CPU KernelDevice (kernel_device.h): K from Gram tiles
  * plus the elementwise kernel map, and the pass over K that accumulates
  * S = K onehot(labels) with one add per entry of K (n^2 adds, not n^2 k).
  *
- * Tiles. K is cut into T x T tiles (T by shape only). A tile (I, J) is
- * always computed as the product of the lower-numbered panel by the other
- * (I <= J, one sgemm of T x T x d: the SYRK half of the work) and read
+ * Tiles. K is cut into 256 x 256 tiles. A tile (I, J) is always computed
+ * as the Gram product of the lower-numbered row panel by the other (I <= J,
+ * the engine's own tile kernel, gram_kernels.h: the SYRK half of the work)
+ * and read
  * transposed for I > J, so K is exactly symmetric and a recomputed tile is
  * bit-identical to the stored one: stored and recomputed runs give the same
  * result. The Gram products are taken on rows centred on the column means
@@ -21,11 +22,10 @@
  * reductions are serial in row order. Any thread count gives the same bits.
  */
 #include "errors.h"
+#include "gram_kernels.h"
 #include "kernel_device.h"
 #include "thread_pool.h"
 #include "util.h"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <atomic>
@@ -39,7 +39,7 @@ namespace pgkm
 
 /*
  * Tile side. 256 x 256 float tiles (256 kB) keep a tile's map and transpose
- * in L2; a worker's two centred panels (256 x d) then cost 2 kB per feature,
+ * in L2; a worker's two packed panels (256 x d each) cost 2 kB per feature,
  * which is why panels are reused across tiles (the build walks a row panel's
  * tiles; Scratch remembers what it holds).
  */
@@ -57,7 +57,7 @@ cpu_kernel_device_bytes(int64_t n, int32_t d, int32_t k, int threads, bool store
 		b += dn * dn * 4;		/* K */
 	b += dn * 8 * 3;			/* diag, centred norms, centred offsets */
 	b += dn * k * 8;			/* S */
-	b += threads * (t * t * 4 + 2 * t * d * 4); /* per worker: a tile, two panels */
+	b += threads * ((t + 12) * t * 4 + (2 * t + 12) * (double) d * 4);	/* per worker: a tile, two packed panels */
 	return b;
 }
 
@@ -80,19 +80,16 @@ public:
 private:
 	struct Scratch
 	{
-		std::vector<float> pa, pb, tile;
+		std::vector<float> pa, pb, tile;	/* packed panels (gram_pack), the tile (ld_ per row) */
 		int64_t		a_panel = -1, b_panel = -1;	/* panels pa and pb hold */
 		std::vector<double> u, v;	/* map_row's row of values */
 		std::vector<char> near;
 	};
 
-	float		centred(int64_t i, int32_t j) const
-	{
-		return (float) ((double) x_[i * d_ + j] - mean_[j]);
-	}
+	/* the centred value the tile kernel multiplies (gram_pack's x - mean, in float) */
+	float		centred(int64_t i, int32_t j) const { return x_[i * d_ + j] - meanf_[j]; }
 	bool		map_row(float *g, int64_t i, int64_t l0, int64_t count, Scratch &s) const;
 	double		exact(int64_t i, int64_t l) const;
-	void		load_panel(int64_t tile_index, float *panel) const;
 	void		compute_tile(int64_t I, int64_t J, int worker, bool *finite);
 	void		accumulate(const float *block, int64_t ld, int64_t rows, int64_t c0, int64_t c1,
 						   const int32_t *labels, int32_t k, double *s) const;
@@ -102,6 +99,9 @@ private:
 	int64_t		n_;
 	int32_t		d_;
 	std::vector<double> mean_;
+	std::vector<float> meanf_;
+	const GramKernel &gram_;
+	int64_t		ld_;			/* tile row stride (the kernel's blocks of B rows) */
 	KernelParams p_;
 	bool		stored_;
 	int32_t		kmax_;
@@ -122,10 +122,10 @@ private:
 CpuKernelDevice::CpuKernelDevice(const float *x, int64_t n, int32_t d, const double *mean,
 								 const KernelParams &p, bool stored, int32_t kmax,
 								 ThreadPool *pool)
-	: x_(x), n_(n), d_(d), mean_(mean, mean + d), p_(p), stored_(stored), kmax_(kmax),
-	  pool_(pool), t_(TILE)
+	: x_(x), n_(n), d_(d), mean_(mean, mean + d), meanf_(mean, mean + d), gram_(gram_kernel()),
+	  p_(p), stored_(stored), kmax_(kmax), pool_(pool), t_(TILE)
 {
-	openblas_single_threaded();
+	ld_ = (TILE + gram_.rows_per_block - 1) / gram_.rows_per_block * gram_.rows_per_block;
 	near_ = 2.0 * (d + 2) * 0x1p-24;
 	ntiles_ = (n + t_ - 1) / t_;
 	for (int32_t j = 0; j < d; j++)
@@ -165,10 +165,10 @@ CpuKernelDevice::detail() const
 
 /*
  * Kernel values of Gram entries g[0..count) = <~x_i, ~x_l> for columns
- * l = l0.. (centred rows, float sgemm), computed in fp64 and written back
+ * l = l0.. (centred rows, the float tile kernel), computed in fp64 and written back
  * as float; false when one is not finite. The kernel is chosen once per
  * row, so the loops over the row vectorise. Where the squared distance of
- * two rows is within the sgemm's worst-case rounding ((d - 1) u relative,
+ * two rows is within the float product's worst-case rounding ((d - 1) u relative,
  * for a sum of d positive terms), the GEMM form cannot tell the rows apart:
  * that value is recomputed exactly.
  */
@@ -244,52 +244,36 @@ CpuKernelDevice::exact(int64_t i, int64_t l) const
 	return same ? diag_[i] : v;
 }
 
-/* Rows of tile row/column tile_index, centred, into panel (T x d, zero past the end). */
-void
-CpuKernelDevice::load_panel(int64_t tile_index, float *panel) const
-{
-	const int64_t r0 = tile_index * t_;
-	for (int64_t r = 0; r < t_; r++)
-	{
-		float	   *pr = panel + r * d_;
-		if (r0 + r >= n_)
-			std::fill(pr, pr + d_, 0.0f);
-		else
-			for (int32_t j = 0; j < d_; j++)
-				pr[j] = centred(r0 + r, j);
-	}
-}
-
 /*
- * Tile (I, J), I <= J, of K into the worker's tile buffer (T x T, rows of
- * panel I): one sgemm on centred panels, then the map; a diagonal tile is
- * made exactly symmetric from its upper half, with the diagonal from diag_.
+ * Tile (I, J), I <= J, of K into the worker's tile buffer (rows of panel I,
+ * ld_ apart): the Gram tile kernel on the packed centred panels, then the
+ * map; a diagonal tile is made exactly symmetric from its upper half, with
+ * the diagonal from diag_.
  */
 void
 CpuKernelDevice::compute_tile(int64_t I, int64_t J, int worker, bool *finite)
 {
 	Scratch    &s = scratch_[worker];
 	const int64_t t = t_;
-	s.pa.resize((size_t) t * d_);
-	s.pb.resize((size_t) t * d_);
-	s.tile.resize((size_t) t * t);
-	if (s.a_panel != I)
-		load_panel(I, s.pa.data());
-	s.a_panel = I;
-	if (I != J && s.b_panel != J)
-		load_panel(J, s.pb.data());
-	if (I != J)
-		s.b_panel = J;
-	const float *b = I == J ? s.pa.data() : s.pb.data();
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) t, (int) t, d_, 1.0f,
-				s.pa.data(), d_, b, d_, 0.0f, s.tile.data(), (int) t);
+	const int32_t cb = gram_.cb, rb = gram_.rows_per_block;
+	const int32_t blocks_a = (int32_t) ((t + cb - 1) / cb), blocks_b = (int32_t) (ld_ / rb);
+	s.pa.resize((size_t) blocks_a * cb * d_);
+	s.pb.resize((size_t) ld_ * d_);
+	s.tile.resize((size_t) blocks_a * cb * ld_);
 	const int64_t i0 = I * t, l0 = J * t;
 	const int64_t ri = std::min(t, n_ - i0), rl = std::min(t, n_ - l0);
+	if (s.a_panel != I)
+		gram_pack(x_, i0, ri, t, d_, meanf_.data(), cb, s.pa.data());
+	s.a_panel = I;
+	if (s.b_panel != J)
+		gram_pack(x_, l0, rl, t, d_, meanf_.data(), rb, s.pb.data());
+	s.b_panel = J;
+	gram_.run(GramArgs {s.pa.data(), s.pb.data(), d_, blocks_a, blocks_b, s.tile.data(), ld_});
 	float	   *tile = s.tile.data();
 	bool		ok = true;
 	for (int64_t r = 0; r < ri; r++)
 	{
-		float	   *tr = tile + r * t;
+		float	   *tr = tile + r * ld_;
 		const int64_t c_begin = I == J ? r + 1 : 0;
 		if (c_begin < rl)
 			ok &= map_row(tr + c_begin, i0 + r, l0 + c_begin, rl - c_begin, s);
@@ -297,7 +281,7 @@ CpuKernelDevice::compute_tile(int64_t I, int64_t J, int worker, bool *finite)
 		{
 			tr[r] = (float) diag_[i0 + r];
 			for (int64_t c = 0; c < r; c++)
-				tr[c] = tile[c * t + r];
+				tr[c] = tile[c * ld_ + r];
 		}
 	}
 	if (!ok)
@@ -340,11 +324,11 @@ CpuKernelDevice::build()
 			const float *tile = scratch_[w].tile.data();
 			float	   *K = k_.get();
 			for (int64_t r = 0; r < ri; r++)
-				memcpy(K + (i0 + r) * n_ + l0, tile + r * t, sizeof(float) * rl);
+				memcpy(K + (i0 + r) * n_ + l0, tile + r * ld_, sizeof(float) * rl);
 			if (I != J)
 				for (int64_t c = 0; c < rl; c++)
 					for (int64_t r = 0; r < ri; r++)
-						K[(l0 + c) * n_ + i0 + r] = tile[r * t + c];
+						K[(l0 + c) * n_ + i0 + r] = tile[r * ld_ + c];
 			pool_->checkpoint(w);
 		}
 	});
@@ -427,13 +411,13 @@ CpuKernelDevice::accumulate_panel_recomputed(int64_t I, const int32_t *labels, i
 		if (J < I)
 		{
 			/* the tile was computed as (J, I): read it transposed */
-			transposed.resize((size_t) t * t);
+			transposed.resize((size_t) t * ld_);
 			for (int64_t r = 0; r < ri; r++)
 				for (int64_t c = 0; c < rl; c++)
-					transposed[r * t + c] = tile[c * t + r];
+					transposed[r * ld_ + c] = tile[c * ld_ + r];
 			tile = transposed.data();
 		}
-		accumulate(tile, t, ri, l0, l0 + rl, labels, k, s);
+		accumulate(tile, ld_, ri, l0, l0 + rl, labels, k, s);
 		pool_->checkpoint(worker);
 	}
 }

@@ -48,7 +48,7 @@ int64_t		kernel_estimate_bytes(int64_t n, int32_t d, const pgkm_options &opt);
  * Is K stored (else recomputed every pass)? kernel_matrix AUTO stores it
  * when the whole run then fits opt.memory_limit, or 3/4 of physical memory
  * when there is no limit: a stored K is never slower when it fits (a
- * recomputed tile costs the sgemm and the map again on every pass). An
+ * recomputed tile costs the Gram product and the map again on every pass). An
  * explicit STORED larger than physical memory is refused (EngineError).
  */
 bool		kernel_store_matrix(int64_t n, int32_t d, const pgkm_options &opt, int threads);

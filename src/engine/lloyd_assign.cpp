@@ -5,19 +5,23 @@
  *     per row;
  *   - GEMM (larger d): ||c||^2 - 2 x.c on rows and centroids centred by the
  *     column means (no cancellation from a large common offset), through
- *     single-threaded OpenBLAS sgemm per chunk.
- * Each keeps the float layout of the centroids it reads. The exact fp64
- * distance of the chosen centroid is the CPU device's business.
+ *     the register-tiled kernel of the best instruction set
+ *     (argmin_kernels.h: the argmin runs on the accumulators, no BLAS).
+ * Each keeps the float layout of the centroids it reads. Both track the
+ * runner-up too: a row whose runner-up is not provably worse than its best
+ * (label_bounds.h) is decided in fp64 among the centroids that may still
+ * win, so the label is the exact one of exact_distance.h.
  */
+#include "argmin_kernels.h"
 #include "cpu_assign.h"
+#include "exact_distance.h"
 #include "internal_hooks.h"
+#include "label_bounds.h"
 #include "simd.h"
-#include "util.h"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -26,20 +30,25 @@ namespace pgkm
 {
 
 /*
- * Crossover between the direct kernel and sgemm, measured on this box (Xeon
- * with AVX-512, 2 cores, OpenBLAS 0.3.21, n = 300k, one thread, seconds per
- * assignment pass, direct / GEMM):
- *   k = 64: d = 4 0.051/0.061, d = 8 0.064/0.063, d = 12 0.057/0.058,
- *           d = 16 0.072/0.054, d = 24 0.094/0.068, d = 32 0.114/0.077
- *   k = 8:  d = 8 0.016/0.014, d = 16 0.024/0.016, d = 32 0.044/0.031
- * so GEMM from d = 8 on (a tie at d = 8, k = 64), direct below.
+ * Crossover between the direct kernel and the tiled GEMM-form kernel,
+ * measured on this box (Xeon with AVX-512, 2 cores, n = 300k, one thread,
+ * ms per Lloyd iteration, direct / tiled, a busy machine: +-20 %):
+ *   k = 8:   d = 2 6.0/7.3, d = 3 7.5/11.4, d = 4 8.9/11.7, d = 6 17.2/15.6,
+ *            d = 8 13.6/9.6, d = 12 18.2/17.3
+ *   k = 64:  d = 2 14.2/11.7, d = 3 24.3/18.9, d = 4 29.5/19.3, d = 8 28.4/12.9
+ *   k = 256: d = 2 60.8/33.0, d = 4 78.9/37.9, d = 8 89.5/39.4
+ * so the tiled kernel from d = 6, or from k = 32 at any d; direct below.
+ * The test hook replaces the rule by a crossover in d alone (-1: the rule).
  */
-static std::atomic<int32_t> gemm_min_d {8};
+static std::atomic<int32_t> gemm_min_d {-1};
 
 bool
 use_gemm(int32_t d, int32_t k)
 {
-	return d >= gemm_min_d.load(std::memory_order_relaxed) && k >= 4;
+	const int32_t m = gemm_min_d.load(std::memory_order_relaxed);
+	if (m >= 0)
+		return d >= m && k >= 4;
+	return d >= 6 || k >= 32;
 }
 
 extern "C" int32_t
@@ -57,22 +66,46 @@ static constexpr int32_t DIRECT_RB = 32;
 static constexpr int DIRECT_NV = DIRECT_RB / 8;
 
 /*
+ * DirectFormBound::limit in float for the kernel's lanes: a row is decided
+ * when second > a1 * best + b0 and best <= best_max, with a1 and b0 rounded
+ * up so that the float evaluation never falls below the fp64 limit.
+ */
+struct DirectTest
+{
+	float		a1 = 0, b0 = 0, best_max = 0;
+
+	explicit DirectTest(const DirectFormBound &b)
+	{
+		/* (a1 vb + b0)(1 + 2^-20) >= the fp64 limit even after three float roundings */
+		a1 = std::nextafter((float) (b.a1 * (1 + 0x1p-20)), std::numeric_limits<float>::infinity());
+		b0 = std::nextafter((float) (b.b0 * (1 + 0x1p-20) + 0x1p-148),	/* + an underflow of the product */
+							std::numeric_limits<float>::infinity());
+		best_max = std::isfinite(b0) ? 0x1p100f : -1.0f;	/* -1: nothing is decided */
+	}
+	DirectTest() {}
+};
+
+/*
  * Direct argmin of a block of DIRECT_RB rows held transposed in xt (d x RB):
  * for every centroid c in order, sum (x - c)^2 over features in order (the
  * same float for each distance as the scalar loop, which the GPU plugin's
  * direct path reproduces), then keep it where strictly smaller, so ties go to
- * the lowest index. D > 0 fixes d at compile time (unrolled), D = 0 is any d.
+ * the lowest index. The runner-up value is kept alongside, and a lane is
+ * flagged undecided (nonzero) unless the runner-up is provably worse (test).
+ * D > 0 fixes d at compile time (unrolled), D = 0 is any d.
  */
 template <int D>
 __attribute__((always_inline)) static inline void
-direct_block(const float *xt, int32_t dd, const float *cent, int32_t k, int32_t *bi)
+direct_block(const float *xt, int32_t dd, const float *cent, int32_t k, const DirectTest &test,
+			 int32_t *bi, int32_t *undecided)
 {
 	const int32_t d = D > 0 ? D : dd;
-	vf8			best[DIRECT_NV];
+	vf8			best[DIRECT_NV], second[DIRECT_NV];
 	vi8			idx[DIRECT_NV];
 	for (int v = 0; v < DIRECT_NV; v++)
 	{
 		best[v] = vf8 {} + std::numeric_limits<float>::infinity();
+		second[v] = best[v];
 		idx[v] = vi8 {};
 	}
 	for (int32_t c = 0; c < k; c++)
@@ -94,24 +127,36 @@ direct_block(const float *xt, int32_t dd, const float *cent, int32_t k, int32_t 
 		for (int v = 0; v < DIRECT_NV; v++)
 		{
 			const vi8	lt = acc[v] < best[v];
+			const vf8	other = lt ? best[v] : acc[v];	/* the one not kept as best */
+			second[v] = other < second[v] ? other : second[v];
 			best[v] = lt ? acc[v] : best[v];
 			idx[v] = lt ? cv : idx[v];
 		}
 	}
 	memcpy(bi, idx, sizeof(idx));
+	for (int v = 0; v < DIRECT_NV; v++)
+	{
+		const vi8	clear = (second[v] > splat(test.a1) * best[v] + splat(test.b0)) &
+			(best[v] <= splat(test.best_max));
+		const vi8	undec = ~clear;
+		memcpy(undecided + v * 8, &undec, sizeof(undec));
+	}
 }
 
 /*
  * Direct argmin for small d over k x d float centroids (row-major, not
- * padded); xt is scratch of d * DIRECT_RB floats. Rows past the end of a
- * partial block repeat the last row. Compiled for AVX2 and a baseline, picked
- * at load time; neither contracts to FMA, so both give the same floats.
+ * padded); xt is scratch of d * DIRECT_RB floats. Writes each row's argmin
+ * and the rows the float argmin cannot decide (their count is returned).
+ * Rows past the end of a partial block repeat the last row. Compiled for
+ * AVX2 and a baseline, picked at load time; neither contracts to FMA, so
+ * both give the same floats.
  */
-PGKM_TARGET_CLONES static void
+PGKM_TARGET_CLONES static int64_t
 direct_argmin(const float *x, int64_t rows, int32_t d, const float *cent, int32_t k,
-			  float *xt, int32_t *out)
+			  const DirectTest &test, float *xt, int32_t *out, int64_t *undecided)
 {
-	int32_t		bi[DIRECT_RB];
+	int32_t		bi[DIRECT_RB], und[DIRECT_RB];
+	int64_t		nund = 0;
 	for (int64_t i = 0; i < rows; i += DIRECT_RB)
 	{
 		const int64_t nr = std::min<int64_t>(DIRECT_RB, rows - i);
@@ -123,70 +168,99 @@ direct_argmin(const float *x, int64_t rows, int32_t d, const float *cent, int32_
 		}
 		switch (d)
 		{
-			case 1: direct_block<1>(xt, d, cent, k, bi); break;
-			case 2: direct_block<2>(xt, d, cent, k, bi); break;
-			case 3: direct_block<3>(xt, d, cent, k, bi); break;
-			case 4: direct_block<4>(xt, d, cent, k, bi); break;
-			default: direct_block<0>(xt, d, cent, k, bi); break;
+			case 1: direct_block<1>(xt, d, cent, k, test, bi, und); break;
+			case 2: direct_block<2>(xt, d, cent, k, test, bi, und); break;
+			case 3: direct_block<3>(xt, d, cent, k, test, bi, und); break;
+			case 4: direct_block<4>(xt, d, cent, k, test, bi, und); break;
+			default: direct_block<0>(xt, d, cent, k, test, bi, und); break;
 		}
 		for (int64_t r = 0; r < nr; r++)
+		{
 			out[i + r] = bi[r];
+			if (und[r])
+				undecided[nund++] = i + r;
+		}
 	}
+	return nund;
+}
+
+/* Exact labels on (1, default) or the float argmin only (0): a test hook. */
+static std::atomic<int32_t> exact_labels {1};
+static std::atomic<int64_t> rows_seen {0}, rows_rechecked {0};
+
+extern "C" int32_t
+pgkm_internal_set_exact_labels(int32_t on)
+{
+	return exact_labels.exchange(on);
+}
+
+extern "C" void
+pgkm_internal_label_rechecks(int64_t *rows, int64_t *rechecked)
+{
+	*rows = rows_seen.exchange(0);
+	*rechecked = rows_rechecked.exchange(0);
 }
 
 class LloydAssign : public CpuAssign
 {
 public:
 	LloydAssign(const float *x, int32_t d, int32_t kmax, const double *mean, int workers)
-		: x_(x), d_(d), k_(kmax)
+		: x_(x), d_(d), k_(kmax), kern_(current_argmin_kernel())
 	{
-		openblas_single_threaded();
 		meanf_.resize(d);
 		for (int32_t j = 0; j < d; j++)
 			meanf_[j] = (float) mean[j];
+		cent_.assign((size_t) kmax * d, 0.0);
 		centf_.assign((size_t) kmax * d, 0.0f);
 		centd_.assign((size_t) kmax * d, 0.0f);
 		cnorm_.assign(kmax, 0.0f);
+		panels_.assign(panel_floats(kmax, d, kern_.cb), 0.0f);
+		cnorm_padded_.assign(padded_norms(kmax, kern_.cb), 0.0f);
 		scratch_.resize(workers);
 	}
 
 	void		set_centroids(const double *centroids, int32_t k) override;
-	void		nearest(int64_t r0, int64_t r1, int worker, int32_t *out) override
-	{
-		if (use_gemm(d_, k_))
-			gemm_nearest(r0, r1, worker, out);
-		else
-		{
-			std::vector<float> &xt = scratch_[worker].a;
-			xt.resize((size_t) d_ * DIRECT_RB);
-			direct_argmin(x_ + r0 * d_, r1 - r0, d_, centd_.data(), k_, xt.data(), out);
-		}
-	}
+	void		nearest(int64_t r0, int64_t r1, int worker, int32_t *out) override;
 
 private:
-	void		gemm_nearest(int64_t r0, int64_t r1, int worker, int32_t *out);
+	struct Scratch
+	{
+		std::vector<float> a;	/* GEMM: the kernel's tile; direct: transposed row block */
+		std::vector<float> partial;	/* GEMM: the kernel's partial tile (d > ARGMIN_KC) */
+		std::vector<float> best, second, x2;	/* GEMM: per row of the chunk */
+		std::vector<float> xc;	/* GEMM: one centred row, decided in fp64 */
+		std::vector<int64_t> undecided;	/* direct: rows for fp64 */
+		std::vector<int32_t> cand;	/* centroids a row decides in fp64 */
+	};
+
+	int64_t		direct_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out);
+	int64_t		gemm_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out);
+	int32_t		gemm_decide(const float *xr, int32_t bi, double lim, Scratch &s) const;
 
 	const float *x_;
 	int32_t		d_;
 	int32_t		k_;
+	const ArgminKernel &kern_;
 	std::vector<float> meanf_;
+	std::vector<double> cent_;	/* fp64 centroids, k x d: the exact labels */
 	std::vector<float> centf_;	/* GEMM: centred float centroids, k x d */
 	std::vector<float> centd_;	/* direct: float centroids, k x d */
 	std::vector<float> cnorm_;	/* GEMM: ||centred c||^2 */
-	struct Scratch
-	{
-		std::vector<float> a;	/* chunk rows, centred (GEMM); transposed row block (direct) */
-		std::vector<float> dots;	/* chunk x k products (GEMM) */
-	};
+	std::vector<float> panels_;	/* GEMM: centf_ in the kernel's panel layout */
+	std::vector<float> cnorm_padded_;	/* GEMM: cnorm_, +inf past k */
+	DirectFormBound direct_bound_;
+	DirectTest	direct_test_;
+	GemmFormBound gemm_bound_;
 	std::vector<Scratch> scratch_;
 };
 
-/* Prepares both float layouts, so the form may be chosen per call. */
+/* Prepares both float layouts and their bounds, so the form may be chosen per call. */
 void
 LloydAssign::set_centroids(const double *centroids, int32_t k)
 {
 	k_ = k;
 	const int32_t d = d_;
+	std::copy(centroids, centroids + (size_t) k * d, cent_.begin());
 	for (int32_t c = 0; c < k; c++)
 	{
 		float		norm = 0;
@@ -200,45 +274,106 @@ LloydAssign::set_centroids(const double *centroids, int32_t k)
 		}
 		cnorm_[c] = norm;
 	}
+	if (use_gemm(d, k))
+	{
+		pack_panels(centf_.data(), cnorm_.data(), k, d, kern_.cb, panels_.data(),
+					cnorm_padded_.data());
+		gemm_bound_.set(centroids, meanf_.data(), centf_.data(), cnorm_.data(), k, d);
+	}
+	else
+	{
+		direct_bound_.set(centroids, centd_.data(), k, d);
+		direct_test_ = DirectTest(direct_bound_);
+	}
 }
 
-/* argmin over c of ||c||^2 - 2 x.c, rows and centroids centred; ties to the lowest index. */
 void
-LloydAssign::gemm_nearest(int64_t r0, int64_t r1, int worker, int32_t *out)
+LloydAssign::nearest(int64_t r0, int64_t r1, int worker, int32_t *out)
+{
+	Scratch    &s = scratch_[worker];
+	const int64_t rechecked = use_gemm(d_, k_) ? gemm_nearest(r0, r1, s, out)
+		: direct_nearest(r0, r1, s, out);
+	rows_seen.fetch_add(r1 - r0, std::memory_order_relaxed);
+	rows_rechecked.fetch_add(rechecked, std::memory_order_relaxed);
+}
+
+/* The direct kernel, then fp64 for the rows it cannot decide; returns their count. */
+int64_t
+LloydAssign::direct_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out)
 {
 	const int32_t d = d_, k = k_;
 	const int64_t rows = r1 - r0;
-	Scratch    &s = scratch_[worker];
-	s.a.resize((size_t) rows * d);
-	s.dots.resize((size_t) rows * k);
-	float	   *a = s.a.data();
-	const float *mf = meanf_.data();
-	for (int64_t r = 0; r < rows; r++)
+	s.a.resize((size_t) d * DIRECT_RB);
+	s.undecided.resize(rows);
+	const int64_t nund = direct_argmin(x_ + r0 * d, rows, d, centd_.data(), k, direct_test_,
+									   s.a.data(), out, s.undecided.data());
+	if (!exact_labels.load(std::memory_order_relaxed))
+		return 0;
+	for (int64_t u = 0; u < nund; u++)
 	{
-		const float *xi = x_ + (r0 + r) * d;
-		float	   *ar = a + r * d;
+		const int64_t r = s.undecided[u];
+		out[r] = nearest_exact(x_ + (r0 + r) * d, cent_.data(), d, nullptr, k);
+	}
+	return nund;
+}
+
+/*
+ * The exact label of row xr among the kernel's argmin bi and every centroid
+ * whose float value, recomputed here in another order (the bound holds for
+ * any), is not above lim (NaN included).
+ */
+int32_t
+LloydAssign::gemm_decide(const float *xr, int32_t bi, double lim, Scratch &s) const
+{
+	const int32_t d = d_, k = k_;
+	s.xc.resize(d);
+	for (int32_t j = 0; j < d; j++)
+		s.xc[j] = xr[j] - meanf_[j];
+	s.cand.clear();
+	for (int32_t c = 0; c < k; c++)
+	{
+		const float *cc = centf_.data() + (size_t) c * d;
+		float		dot = 0;
 		for (int32_t j = 0; j < d; j++)
-			ar[j] = xi[j] - mf[j];
+			dot += s.xc[j] * cc[j];
+		if (c == bi || !((double) (cnorm_[c] - 2.0f * dot) > lim))
+			s.cand.push_back(c);
 	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) rows, k, d, 1.0f, a, d,
-				centf_.data(), d, 0.0f, s.dots.data(), k);
-	const float *cn = cnorm_.data();
+	return nearest_exact(xr, cent_.data(), d, s.cand.data(), (int32_t) s.cand.size());
+}
+
+/*
+ * argmin over c of ||c||^2 - 2 x.c, rows and centroids centred (ties to the
+ * lowest index) with the runner-up, by the tiled kernel; then fp64 among the
+ * centroids that may still win for the rows the bound cannot decide;
+ * returns their count.
+ */
+int64_t
+LloydAssign::gemm_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out)
+{
+	const int32_t d = d_;
+	const int64_t rows = r1 - r0;
+	s.a.resize((size_t) ARGMIN_KC * kern_.rows_per_block);
+	if (d > ARGMIN_KC)
+		s.partial.resize((size_t) ARGMIN_GROUP * kern_.rows_per_block);
+	s.best.resize(rows);
+	s.second.resize(rows);
+	s.x2.resize(rows);
+	ArgminArgs	a {x_ + r0 * d, rows, d, meanf_.data(), panels_.data(), cnorm_padded_.data(),
+		k_, s.a.data(), s.partial.data(), out, s.best.data(), s.second.data(), s.x2.data()};
+	kern_.run(a);
+	if (!exact_labels.load(std::memory_order_relaxed))
+		return 0;
+	int64_t		rechecked = 0;
 	for (int64_t r = 0; r < rows; r++)
 	{
-		const float *dr = s.dots.data() + r * k;
-		float		best = std::numeric_limits<float>::infinity();
-		int32_t		bi = 0;
-		for (int32_t c = 0; c < k; c++)
-		{
-			float		v = cn[c] - 2.0f * dr[c];
-			if (v < best)
-			{
-				best = v;
-				bi = c;
-			}
-		}
-		out[r] = bi;
+		const double lim = gemm_bound_.limit(s.best[r], s.x2[r]);
+		if ((double) s.second[r] > lim)
+			continue;
+		out[r] = gemm_decide(x_ + (r0 + r) * d, out[r], lim, s);
+		rechecked++;
 	}
+	return rechecked;
 }
 
 std::unique_ptr<CpuAssign>

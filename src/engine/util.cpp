@@ -3,13 +3,10 @@
  */
 #include "util.h"
 
-#include <dlfcn.h>
-
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 
 namespace pgkm
 {
@@ -39,18 +36,6 @@ const char *
 nonfinite_name(double v)
 {
 	return std::isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity");
-}
-
-void
-openblas_single_threaded()
-{
-	static std::once_flag once;
-	std::call_once(once, [] {
-		using set_fn = void (*)(int);
-		auto		fn = (set_fn) dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-		if (fn)
-			fn(1);
-	});
 }
 
 }							/* namespace pgkm */

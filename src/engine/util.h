@@ -1,7 +1,7 @@
 /*
  * util.h: small helpers used across the engine: message formatting and
- * copying into a caller's buffer, the name of a non-finite value, OpenBLAS
- * kept single-threaded, and a steady-clock stopwatch.
+ * copying into a caller's buffer, the name of a non-finite value, and a
+ * steady-clock stopwatch.
  */
 #ifndef PGKM_UTIL_H
 #define PGKM_UTIL_H
@@ -26,13 +26,6 @@ copy_message(char *dst, size_t len, const std::string &msg) noexcept
 
 /* "NaN", "Infinity" or "-Infinity", as PostgreSQL spells them (v not finite). */
 const char *nonfinite_name(double v);
-
-/*
- * OpenBLAS must not spawn its own threads under the engine's (each calls it
- * single-threaded on its own block, so results do not depend on the thread
- * count): set it to one thread, once per process.
- */
-void		openblas_single_threaded();
 
 /* Seconds since construction, on the steady clock. */
 class Stopwatch

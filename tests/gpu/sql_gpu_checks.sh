@@ -6,6 +6,9 @@
 #      second of the timeout, the same session works afterwards, and the
 #      backend's GPU memory is back to what it held after a finished run.
 #   3. pg_cancel_backend from another session during a GPU run: same checks.
+#   4. the default init (k-means++) on data 4x pg_kmeans.gpu_memory_limit: the
+#      run streams and gives the resident answer; a budget too small to stream
+#      fails with a detail that says to raise the limit.
 # Needs the server from tests/gpu/run_gpu_suite.sh and the tables from
 # bench/gpu_sql_e2e.sh (e2e16_1m, e2e16). Prints "N passed, M failed".
 set -uo pipefail
@@ -82,6 +85,17 @@ if grep -q 'canceling statement due to user request' /tmp/cancel.out && python3 
   ok "pg_cancel_backend stopped a GPU run in ${lat}s"
 else bad "cancel: ${lat}s, $(tail -2 /tmp/cancel.out)"; fi
 [ "$($PSQL -c 'SELECT 1')" = 1 ] && ok "server accepts queries after the cancel" || bad "server after cancel"
+
+# 4. k-means++ with the data 4x the GPU budget: e2e16_1m is 1M rows x 16 real
+#    (64 MB of floats), 16 MB streams it; the answer is the resident one ($ref)
+st=$($PSQL -c "SET pg_kmeans.gpu_memory_limit = '16MB'" -c "$q_small" 2>&1)
+if [ "$st" = "$ref" ]; then ok "k-means++ on data 4x the GPU budget (64 MB through 16 MB) gives the resident answer ($st)"
+else bad "k-means++ on data 4x the GPU budget: '$st', resident '$ref'"; fi
+err=$($PSQL -c "SET pg_kmeans.gpu_memory_limit = '2MB'" -c "$q_small" 2>&1)
+echo "$err" | sed 's/^/    /'
+if grep -q "raise the GPU memory limit" <<<"$err" && grep -q "HINT:  Raise pg_kmeans.gpu_memory_limit" <<<"$err"; then
+  ok "a GPU budget too small to stream (2 MB) says to raise the limit, in the detail and the hint"
+else bad "a GPU budget too small to stream: detail or hint does not say to raise the limit"; fi
 
 echo "sql gpu checks: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -162,6 +162,18 @@ TEST(Api, NearestAndEstimate)
 	EXPECT_GE(big, 1000000LL * (4 + 8));	/* at least labels + distances */
 	EXPECT_GT(big, small);
 	EXPECT_LT(big, 1000000LL * 16 * 4 * 2);	/* well below twice the data itself */
+	/*
+	 * Per-thread scratch is a fixed tile: 1,270 rows x 100,000 features (508 MB
+	 * of data) at 16 and 128 threads needs little beyond the data, and 1M x 2
+	 * is not inflated by the thread count either.
+	 */
+	for (int32_t threads : {1, 16, 128})
+	{
+		pgkm_options w = cpu_options(8);
+		w.n_threads = threads;
+		EXPECT_LT(pgkm_estimate_bytes(1270, 100000, &w), 200LL << 20) << threads << " threads";
+		EXPECT_LT(pgkm_estimate_bytes(1000000, 2, &w), (60LL << 20) + ((int64_t) threads << 20)) << threads << " threads";
+	}
 	pgkm_options def;
 	pgkm_options_default(&def);
 	EXPECT_EQ(def.max_iter, 300);

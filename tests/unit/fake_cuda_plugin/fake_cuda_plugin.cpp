@@ -131,10 +131,7 @@ iterate(void *h, pgkm_cuda_iter *out, double *centroids, int64_t *sizes, char *e
 		out->moved += l != r->labels[i];
 		r->labels[i] = l;
 	}
-	out->shift = pgkm_test::ref_update(r->x, r->n, r->d, r->labels.data(), k, r->c.data(), sizes);
-	out->empty = 0;
-	for (int32_t c = 0; c < k; c++)
-		out->empty += sizes[c] == 0;
+	pgkm_test::ref_update(r->x, r->n, r->d, r->labels.data(), k, r->c.data(), sizes);
 	std::copy(r->c.begin(), r->c.end(), centroids);
 	return 0;
 }

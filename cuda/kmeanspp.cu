@@ -1,26 +1,37 @@
 /*
- * pgkm_cuda_init.cu: greedy k-means++ on the device (sklearn's variant:
- * 2 + floor(ln k) candidates per step, keep the one that lowers the potential
+ * kmeanspp.cu: greedy k-means++ on the device (sklearn's variant: 2 +
+ * floor(ln k) candidates per step, keep the one that lowers the potential
  * most), seeded and deterministic.
  *
  * Sampled for large n so that init never dominates: it runs on
- * ns = min(n, max(131072, 128 k)) rows, one drawn uniformly from each of ns
- * equal strata of the data (all rows when n is small). Every reduction is in
- * a fixed order (block sums, then one thread walks them), so a seed gives the
- * same centroids on every run. Stops early with k_found < k when every
+ * ns = min(n, max(131072, 128 k), 4M) rows, one drawn uniformly from each of
+ * ns equal strata of the data (all rows when n is small). Every reduction is
+ * in a fixed order (block sums, then one thread walks them), so a seed gives
+ * the same centroids on every run. Stops early with k_found < k when every
  * remaining sample row coincides with a chosen centroid.
+ *
+ * Memory: a resident run's plan reserves the sample beside the data. A
+ * streamed run lends init the buffers each pass fills afresh (chunk copies,
+ * GEMM tile, distances; the next pass allocates them again), so the sample,
+ * and with it the centroids, are the resident run's whenever the budget
+ * holds the sample (a quarter of the data does at the shapes of
+ * tests/gpu/test_plan.cpp); a smaller budget gets a smaller sample (still
+ * seeded), and one below k rows is an error.
  */
-#include "pgkm_cuda_internal.cuh"
-#include "pgkm_cuda_device.cuh"
+#include "device/reduce.cuh"
+#include "launch.cuh"
+#include "rng.h"			/* the engine's SplitMix64: a seed means one stream everywhere */
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 namespace pgkm_cuda
 {
 
-static constexpr int KB = 256;
+static constexpr int KB = KPP_THREADS;
 
 __device__ __forceinline__ float
 sqdist_row(const float *a, const float *b, int d)
@@ -140,21 +151,6 @@ kpp_reduce_kernel(const double *part, int g, int L, double *pot)
 	pot[l] = s;
 }
 
-static inline uint64_t
-splitmix64(uint64_t &s)
-{
-	uint64_t	z = (s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static inline double
-uniform01(uint64_t &s)
-{
-	return (double) (splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
-}
-
 /* Temporary buffers of one init, freed on every exit path. */
 struct KppBuffers
 {
@@ -164,15 +160,15 @@ struct KppBuffers
 	explicit	KppBuffers(Run &run) : r(run) {}
 	void	   *alloc(size_t bytes)
 	{
-		void	   *p = dev_alloc(r, bytes);
+		void	   *p = r.buf.alloc(bytes);
 		dev.push_back({p, bytes});
 		return p;
 	}
 	~KppBuffers()
 	{
-		cudaStreamSynchronize(r.s_comp);
+		cudaStreamSynchronize(r.buf.s_comp);
 		for (auto &pb : dev)
-			dev_free(r, pb.first, pb.second);
+			r.buf.release(pb.first, pb.second);
 		if (pinned)
 			cudaFreeHost(pinned);
 	}
@@ -183,17 +179,23 @@ kmeanspp(Run &r, uint64_t seed, double *centroids)
 {
 	const int64_t n = r.n;
 	const int	d = r.d, k = r.k;
-	const int	L = std::min(16, 2 + (int) std::log((double) k));
-	uint64_t	rng = seed ^ 0x5851f42d4c957f2dULL;
+	const int	L = kpp_candidates(k);
+	const cudaStream_t s = r.buf.s_comp;
+	pgkm::SplitMix64 rng(seed ^ 0x5851f42d4c957f2dULL);
 
-	int64_t		want = std::min<int64_t>(n, std::min<int64_t>(1LL << 22, std::max<int64_t>(131072, 128LL * k)));
+	const int64_t want = r.plan.kpp_rows;
 	/* resident x is exact unless 3xTF32 split it (its TF32 part alone would be seeded on) */
-	const bool	use_resident = (want == n && r.resident && r.tf32_terms != 3);
-	int64_t		per_row = (use_resident ? 0 : (int64_t) d * 4) + 16;
-	int64_t		room = r.budget > 0 ? (r.budget - (int64_t) r.allocated - (8LL << 20)) / per_row : want;
-	int64_t		ns = std::min(want, room);
+	const bool	use_resident = want == n && r.plan.resident && r.plan.product != PRODUCT_3XTF32;
+	lend_pass_buffers(r);		/* streamed runs: the chunk copies, tile and distances */
+	const int64_t avail = r.buf.budget - (int64_t) r.buf.allocated;
+	const int64_t ns = kpp_rows_within(want, avail, d, k, r.limits.sms, !use_resident);
 	if (ns < k)
-		throw Failure {PGKM_ERR_NOMEM, "GPU memory budget too small for k-means++ on this shape"};
+		fail(PGKM_ERR_NOMEM, "GPU memory budget of %lld bytes leaves room for a k-means++ sample of %lld rows, "
+			 "fewer than k = %d: raise the GPU memory limit or use random init",
+			 (long long) r.buf.budget, (long long) ns, k);
+	if (use_resident && ns != n)
+		fail(PGKM_ERR_INTERNAL, "k-means++ sample of a resident run does not fit its plan");
+	r.kpp_rows_used = ns;
 	std::vector<int64_t> rows;
 	const bool	all = (ns == n);
 	if (!all)
@@ -202,13 +204,13 @@ kmeanspp(Run &r, uint64_t seed, double *centroids)
 		for (int64_t i = 0; i < ns; i++)
 		{
 			int64_t		lo = i * n / ns, hi = (i + 1) * n / ns;
-			rows[i] = lo + (int64_t) (splitmix64(rng) % (uint64_t) (hi - lo));
+			rows[i] = lo + (int64_t) (rng.next() % (uint64_t) (hi - lo));
 		}
 	}
 	KppBuffers	B(r);
 	const float *xs;
 	if (use_resident)
-		xs = r.d_x;
+		xs = r.buf.d_x;
 	else
 	{
 		CK(cudaMallocHost(&B.pinned, (size_t) ns * d * 4));
@@ -216,12 +218,15 @@ kmeanspp(Run &r, uint64_t seed, double *centroids)
 		for (int64_t i = 0; i < ns; i++)
 			memcpy(hp + i * d, r.x + (all ? i : rows[i]) * d, (size_t) d * 4);
 		float	   *dx = (float *) B.alloc((size_t) ns * d * 4);
-		CK(cudaMemcpyAsync(dx, hp, (size_t) ns * d * 4, cudaMemcpyHostToDevice, r.s_comp));
+		CK(cudaMemcpyAsync(dx, hp, (size_t) ns * d * 4, cudaMemcpyHostToDevice, s));
+		/* every row streamed: seed on the rows as a resident run holds them */
+		if (all && !r.plan.resident && centred_copy(r) && r.plan.product != PRODUCT_3XTF32)
+			launch_center(dx, ns, d, r.buf.d_mu, s);
 		xs = dx;
 	}
 	const int	nb = (int) std::min<int64_t>(1024, (ns + KB - 1) / KB);
 	const int64_t seg = (ns + nb - 1) / nb;
-	const int	g = (int) std::min<int64_t>(2LL * r.sms, (ns + KB - 1) / KB);
+	const int	g = (int) std::min<int64_t>(2LL * r.limits.sms, (ns + KB - 1) / KB);
 	double	   *mind = (double *) B.alloc(ns * 8);
 	double	   *bsum = (double *) B.alloc(nb * 8);
 	double	   *part = (double *) B.alloc((size_t) L * g * 8);
@@ -235,26 +240,26 @@ kmeanspp(Run &r, uint64_t seed, double *centroids)
 	int64_t    *hcand = (int64_t *) (htotal + 1);
 
 	std::vector<int64_t> chosen;
-	chosen.push_back((int64_t) (splitmix64(rng) % (uint64_t) ns));
-	int			ug = (int) std::min<int64_t>(4LL * r.sms, (ns + KB - 1) / KB);
-	kpp_update_kernel<<<ug, KB, 0, r.s_comp>>>(xs, ns, d, chosen[0], mind, 1);
+	chosen.push_back((int64_t) (rng.next() % (uint64_t) ns));
+	int			ug = (int) std::min<int64_t>(4LL * r.limits.sms, (ns + KB - 1) / KB);
+	kpp_update_kernel<<<ug, KB, 0, s>>>(xs, ns, d, chosen[0], mind, 1);
 	CKLAUNCH("kpp_update_kernel");
-	for (int s = 1; s < k; s++)
+	for (int step = 1; step < k; step++)
 	{
 		check_interrupt(r);
 		for (int l = 0; l < L; l++)
-			hu[l] = uniform01(rng);
-		CK(cudaMemcpyAsync(du, hu, L * 8, cudaMemcpyHostToDevice, r.s_comp));
-		kpp_blocksum_kernel<<<nb, KB, 0, r.s_comp>>>(mind, ns, seg, bsum);
+			hu[l] = rng.uniform();
+		CK(cudaMemcpyAsync(du, hu, L * 8, cudaMemcpyHostToDevice, s));
+		kpp_blocksum_kernel<<<nb, KB, 0, s>>>(mind, ns, seg, bsum);
 		CKLAUNCH("kpp_blocksum_kernel");
-		kpp_search_kernel<<<1, 32, 0, r.s_comp>>>(mind, ns, seg, bsum, nb, du, L, dcand, dtotal);
+		kpp_search_kernel<<<1, 32, 0, s>>>(mind, ns, seg, bsum, nb, du, L, dcand, dtotal);
 		CKLAUNCH("kpp_search_kernel");
-		kpp_potential_kernel<<<g, KB, 0, r.s_comp>>>(xs, ns, d, mind, dcand, L, part);
+		kpp_potential_kernel<<<g, KB, 0, s>>>(xs, ns, d, mind, dcand, L, part);
 		CKLAUNCH("kpp_potential_kernel");
-		kpp_reduce_kernel<<<1, 32, 0, r.s_comp>>>(part, g, L, dpot);
+		kpp_reduce_kernel<<<1, 32, 0, s>>>(part, g, L, dpot);
 		CKLAUNCH("kpp_reduce_kernel");
-		CK(cudaMemcpyAsync(hpot, dpot, xbytes - (size_t) L * 8, cudaMemcpyDeviceToHost, r.s_comp));
-		CK(cudaStreamSynchronize(r.s_comp));
+		CK(cudaMemcpyAsync(hpot, dpot, xbytes - (size_t) L * 8, cudaMemcpyDeviceToHost, s));
+		CK(cudaStreamSynchronize(s));
 		if (!(*htotal > 0))
 			break;				/* every sample row coincides with a chosen centroid */
 		int			best = 0;
@@ -262,10 +267,10 @@ kmeanspp(Run &r, uint64_t seed, double *centroids)
 			if (hpot[l] < hpot[best])
 				best = l;
 		chosen.push_back(hcand[best]);
-		kpp_update_kernel<<<ug, KB, 0, r.s_comp>>>(xs, ns, d, hcand[best], mind, 0);
+		kpp_update_kernel<<<ug, KB, 0, s>>>(xs, ns, d, hcand[best], mind, 0);
 		CKLAUNCH("kpp_update_kernel");
 	}
-	CK(cudaStreamSynchronize(r.s_comp));
+	CK(cudaStreamSynchronize(s));
 	int32_t		found = (int32_t) chosen.size();
 	for (int c = 0; c < k; c++)
 	{

@@ -1,18 +1,30 @@
 /*
- * pgkm_cuda_device.cuh: device helpers shared by the pass kernels of every
- * path (header-only: the plugin has no relocatable device code).
+ * device/sums.cuh: the per-cluster sums every pass kernel accumulates, and
+ * the block prologue and epilogue the pass kernels share.
+ *
+ * Deterministic mode adds each value as a 64-bit fixed-point integer
+ * llrint(x * qscale) (qscale chosen from max|x| and n so that no sum can
+ * overflow, data.cu); integer addition is associative, so any atomic order
+ * gives bit-identical sums. Fast mode adds fp64 with atomics (order-dependent
+ * last bits). acc holds k x d sums then k counts, in either representation.
  */
-#ifndef PGKM_CUDA_DEVICE_CUH
-#define PGKM_CUDA_DEVICE_CUH
+#ifndef PGKM_CUDA_DEVICE_SUMS_CUH
+#define PGKM_CUDA_DEVICE_SUMS_CUH
 
-#include "pgkm_cuda_internal.cuh"
+#include "pass_args.h"
+#include "device/reduce.cuh"
 
 #include <cstdint>
 
 namespace pgkm_cuda
 {
 
-static constexpr unsigned FULL = 0xffffffffu;
+/* v as a fixed-point integer at scale qscale (round to nearest). */
+__device__ __forceinline__ long long
+fixed_point(float v, double qscale)
+{
+	return __double2ll_rn((double) v * qscale);
+}
 
 /* Adds value v (fp32 data) of cluster c, column j to the accumulators. */
 __device__ __forceinline__ void
@@ -20,7 +32,7 @@ acc_add(unsigned long long *acc, int64_t idx, float v, int det, double qscale)
 {
 	if (det)
 	{
-		long long	q = __double2ll_rn((double) v * qscale);
+		long long	q = fixed_point(v, qscale);
 		atomicAdd(acc + idx, (unsigned long long) q);
 	}
 	else
@@ -50,46 +62,6 @@ flush_private(const unsigned long long *pacc, unsigned long long *acc, int64_t n
 		else
 			atomicAdd(reinterpret_cast<double *>(acc) + i, __longlong_as_double((long long) v));
 	}
-}
-
-/* Sum over the block in a fixed tree order; result valid in thread 0. */
-__device__ __forceinline__ double
-block_sum(double v, double *sh)
-{
-	for (int o = 16; o > 0; o >>= 1)
-		v += __shfl_down_sync(0xffffffffu, v, o);
-	int			w = threadIdx.x >> 5, l = threadIdx.x & 31;
-	__syncthreads();
-	if (l == 0)
-		sh[w] = v;
-	__syncthreads();
-	double		t = 0;
-	if (threadIdx.x < 32)
-	{
-		t = threadIdx.x < (blockDim.x >> 5) ? sh[threadIdx.x] : 0.0;
-		for (int o = 16; o > 0; o >>= 1)
-			t += __shfl_down_sync(0xffffffffu, t, o);
-	}
-	return t;
-}
-
-/*
- * v summed over the block through sh[blockDim.x] in a fixed tree order
- * (blockDim.x a power of two), so the result is bit-identical run to run;
- * every thread gets it. sh may be written again only after a __syncthreads.
- */
-__device__ __forceinline__ double
-block_tree_sum(double v, double *sh)
-{
-	sh[threadIdx.x] = v;
-	__syncthreads();
-	for (int w = blockDim.x / 2; w > 0; w >>= 1)
-	{
-		if ((int) threadIdx.x < w)
-			sh[threadIdx.x] += sh[threadIdx.x + w];
-		__syncthreads();
-	}
-	return sh[0];
 }
 
 /*

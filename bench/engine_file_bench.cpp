@@ -1,0 +1,118 @@
+/*
+ * engine_file_bench.cpp: the CPU engine on data from a file, for
+ * bench/cpu_libs_bench.py (the same rows and the same start as scikit-learn
+ * and FAISS get there).
+ *
+ *   build/bench/engine_file_bench X.f32 n d k threads max_iter tol init [C.f64] [OUT.f64]
+ *
+ * X.f32: n x d float32 rows; init: given (C.f64 holds k x d fp64 centroids)
+ * or pp (k-means++, seed 0). Writes the final centroids to OUT.f64 when named.
+ * Prints one JSON object: init and iteration times (seconds, each step), the
+ * final assignment's time, iterations, inertia, converged.
+ */
+#include "pgkm_engine.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+template <typename T>
+static bool
+read_file(const char *path, std::vector<T> &v, size_t count)
+{
+	FILE	   *f = fopen(path, "rb");
+	if (!f)
+		return false;
+	v.resize(count);
+	size_t		got = fread(v.data(), sizeof(T), count, f);
+	fclose(f);
+	return got == count;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 9)
+	{
+		fprintf(stderr, "usage: %s X.f32 n d k threads max_iter tol given|pp [C.f64] [OUT.f64]\n",
+				argv[0]);
+		return 2;
+	}
+	const int64_t n = atoll(argv[2]);
+	const int32_t d = atoi(argv[3]), k = atoi(argv[4]), threads = atoi(argv[5]),
+				max_iter = atoi(argv[6]);
+	const double tol = atof(argv[7]);
+	const bool	given = strcmp(argv[8], "given") == 0;
+	std::vector<float> x;
+	std::vector<double> init;
+	if (!read_file(argv[1], x, (size_t) n * d))
+	{
+		fprintf(stderr, "cannot read %lld x %d floats from %s\n", (long long) n, d, argv[1]);
+		return 1;
+	}
+	if (given && (argc < 10 || !read_file(argv[9], init, (size_t) k * d)))
+	{
+		fprintf(stderr, "init given needs C.f64 with %d x %d doubles\n", k, d);
+		return 1;
+	}
+	pgkm_options o;
+	pgkm_options_default(&o);
+	o.k = k;
+	o.device = PGKM_DEVICE_CPU;
+	o.n_threads = threads;
+	o.max_iter = max_iter;
+	o.tol = tol;
+	o.init = given ? PGKM_INIT_GIVEN : PGKM_INIT_KMEANSPP;
+	o.initial_centroids = given ? init.data() : nullptr;
+	char		err[512];
+	pgkm_run   *h = nullptr;
+	if (pgkm_run_create(x.data(), n, d, &o, nullptr, nullptr, &h, err, sizeof(err)) != PGKM_OK)
+	{
+		fprintf(stderr, "create: %s\n", err);
+		return 1;
+	}
+	std::vector<double> stamps;
+	for (;;)
+	{
+		pgkm_progress p;
+		int			st = pgkm_run_step(h, &p, err, sizeof(err));
+		if (st != PGKM_OK && st != PGKM_DONE)
+		{
+			fprintf(stderr, "step: %s\n", err);
+			pgkm_run_free(h);
+			return 1;
+		}
+		stamps.push_back(p.elapsed_s);
+		if (st == PGKM_DONE)
+			break;
+	}
+	pgkm_result r;
+	if (pgkm_run_result(h, &r) != PGKM_OK)
+	{
+		fprintf(stderr, "no result\n");
+		pgkm_run_free(h);
+		return 1;
+	}
+	/* step 0: statistics + init; steps 1..iterations: Lloyd; the last: final assignment */
+	printf("{\"init_s\": %.6f, \"iter_s\": [", stamps[0]);
+	for (size_t s = 1; s + 1 < stamps.size(); s++)
+		printf("%s%.6f", s > 1 ? ", " : "", stamps[s] - stamps[s - 1]);
+	printf("], \"final_s\": %.6f, \"total_s\": %.6f, \"iterations\": %d, \"inertia\": %.17g, "
+		   "\"converged\": %d, \"k\": %d}\n",
+		   stamps.back() - stamps[stamps.size() - 2], r.elapsed_s, r.iterations, r.inertia,
+		   r.converged, r.k);
+	if (argc > 10)
+	{
+		FILE	   *f = fopen(argv[10], "wb");
+		if (!f || fwrite(r.centroids, sizeof(double), (size_t) r.k * d, f) != (size_t) r.k * d)
+		{
+			fprintf(stderr, "cannot write %s\n", argv[10]);
+			pgkm_run_free(h);
+			return 1;
+		}
+		fclose(f);
+	}
+	pgkm_run_free(h);
+	return 0;
+}

@@ -1,0 +1,39 @@
+/*
+ * launch.cuh: the kernel launchers, one group per file that defines the
+ * kernels. Pass launchers enqueue one chunk's (or tile's) work on stream s,
+ * writing the chunk's inertia partials from slot slot_base on.
+ */
+#ifndef PGKM_CUDA_LAUNCH_CUH
+#define PGKM_CUDA_LAUNCH_CUH
+
+#include "pass_args.h"
+#include "run.cuh"
+
+namespace pgkm_cuda
+{
+
+/* fused.cu: DIRECT and DOT paths, one kernel per chunk. */
+void		launch_fused(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s);
+
+/* gemm.cu: cuBLAS product + argmin per row tile, then the sorted update (d <= 1024). */
+void		launch_gemm_pass(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s);
+
+/* tiled.cu: tiled product + argmin, then the sorted update. */
+void		launch_tiled_pass(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s);
+
+/* sorted_update.cu: sums, counts and exact distances of a chunk whose labels are written. */
+void		launch_sorted_update(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s);
+
+/* elementwise.cu */
+void		launch_reduce_partials(const double *partials, int64_t nslots, double *out, cudaStream_t s);
+void		launch_maxabs(const float *x, int64_t count, float *out, cudaStream_t s);
+void		launch_fill_int(int32_t *p, int64_t n, int32_t v, cudaStream_t s);
+void		launch_center(float *x, int64_t rows, int d, const float *mu, cudaStream_t s);
+void		launch_split_tf32(float *x, float *lo, int64_t count, cudaStream_t s);
+
+/* pass.cu: opt a kernel in to smem bytes of dynamic shared memory (above 48 KB). */
+void		allow_smem(const void *kernel, const Run &r, size_t smem);
+
+}							/* namespace pgkm_cuda */
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * run.cuh: the state of one GPU run (an ABI handle), its device resources,
+ * and the functions of the plugin's translation units that act on it. No
+ * relocatable device code: each kernel is launched from the file that
+ * defines it (launch.cuh lists the launchers).
+ */
+#ifndef PGKM_CUDA_RUN_CUH
+#define PGKM_CUDA_RUN_CUH
+
+#include "failure.h"
+#include "pgkm_cuda_api.h"
+#include "plan.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace pgkm_cuda
+{
+
+[[noreturn]] void fail_cuda(cudaError_t e, const char *what, const char *file, int line);
+[[noreturn]] void fail_blas(cublasStatus_t e, const char *what);
+#define CK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) ::pgkm_cuda::fail_cuda(e_, #call, __FILE__, __LINE__); } while (0)
+#define CKLAUNCH(what) CK(cudaGetLastError())
+
+/*
+ * Device memory (counted against the budget), pinned host memory, streams,
+ * events and the cuBLAS handle of one run; the destructor releases whatever
+ * was created (buffers.cu).
+ */
+struct Buffers
+{
+	int64_t		budget = 0;		/* bytes the run may hold (plan.budget) */
+	size_t		allocated = 0;	/* bytes it holds */
+
+	float	   *d_x = nullptr;	/* resident rows (GEMM path: centred; 3xTF32: TF32 part) */
+	float	   *d_xlo = nullptr;	/* 3xTF32: x' - tf32(x'), resident */
+	float	   *d_chunk[2] = {nullptr, nullptr};	/* streamed rows, double-buffered */
+	float	   *d_chunk_lo[2] = {nullptr, nullptr};	/* 3xTF32: their low parts */
+	int32_t    *d_labels = nullptr;
+	float	   *d_cf = nullptr;	/* centroids in the path's layout */
+	float	   *d_cf_lo = nullptr;	/* 3xTF32: c' - tf32(c') */
+	float	   *d_bias = nullptr;	/* ||c'||^2 */
+	float	   *d_mu = nullptr; /* centring point, fp32 */
+	double	   *d_c64 = nullptr;	/* fp64 centroids in the frame of the rows */
+	unsigned long long *d_acc = nullptr;	/* k*d sums, k counts, moved, inertia */
+	double	   *d_partials = nullptr;	/* inertia, one per block and launch */
+	float	   *d_tile = nullptr;	/* GEMM: -2 x'.c' of one row tile */
+	double	   *d_dist2 = nullptr;	/* one chunk's distances, for assign() */
+	float	   *d_maxabs = nullptr;
+
+	cudaStream_t s_comp = nullptr, s_copy = nullptr;
+	cudaEvent_t ev_copy[2] = {nullptr, nullptr}, ev_done[2] = {nullptr, nullptr};
+	cudaEvent_t ev_upload = nullptr;	/* the centroid upload's copies out of the staging */
+	cublasHandle_t blas = nullptr;
+
+	unsigned long long *h_acc = nullptr;	/* pinned mirror of d_acc */
+	float	   *h_cstage = nullptr; /* pinned staging: centroids, bias, 3xTF32 low parts */
+	double	   *h_c64 = nullptr;	/* pinned staging: fp64 centroids */
+	const float *registered = nullptr;	/* caller's rows pinned with cudaHostRegister */
+
+	Buffers() = default;
+	Buffers(const Buffers &) = delete;
+	Buffers &operator=(const Buffers &) = delete;
+	~Buffers();
+
+	/* Device allocation counted against the budget (a sizing bug if it does not fit). */
+	void	   *alloc(size_t bytes);
+	void		release(void *p, size_t bytes);
+};
+
+struct Run
+{
+	/* shape and settings */
+	const float *x = nullptr;	/* caller's rows, n x d */
+	int64_t		n = 0;
+	int32_t		d = 0, k = 0;
+	Settings	settings;
+	pgkm_cuda_interrupt_fn interrupt = nullptr;
+	void	   *interrupt_ctx = nullptr;
+	int			device = 0;
+	DeviceLimits limits;
+	Plan		plan;
+	Buffers		buf;
+
+	/* host state */
+	std::vector<double> cent;	/* k x d current centroids */
+	std::vector<double> mu;		/* d: centring point (sample mean, fp32 values) */
+	double		qscale = 1.0;	/* fixed-point scale of the sums */
+	bool		cent_dirty = true;	/* cent not yet uploaded */
+	int			launches = 0;	/* kernel launches + copies of the last pass */
+	int64_t		kpp_rows_used = 0;	/* sample rows of the last k-means++ */
+};
+
+/*
+ * The GEMM path runs on a device copy of x centred in place (cuBLAS reads x'
+ * directly), so its exact distances and sums are of x' and mu is added back
+ * to the means. The other paths keep x as given and centre in registers.
+ */
+inline bool
+centred_copy(const Run &r)
+{
+	return r.plan.path == PATH_GEMM;
+}
+
+/*
+ * buffers.cu: every buffer of the plan. A streamed run lends the buffers each
+ * pass fills afresh (plan.loan_bytes) to init; ensure_pass_buffers takes them
+ * back before a pass.
+ */
+void		allocate_run_buffers(Run &r);
+void		lend_pass_buffers(Run &r);
+void		ensure_pass_buffers(Run &r);
+
+/* data.cu: pin the rows, centring point, upload or scan, fixed-point scale, first centroids. */
+void		prepare_data(Run &r);
+
+/* pass.cu: one Lloyd pass (labels/dist2 to the host when given), and its results. */
+void		run_pass(Run &r, int32_t *labels_out, double *dist2_out);
+void		read_update(Run &r, pgkm_cuda_iter *out, double *centroids, int64_t *sizes);
+void		read_sizes(const Run &r, int64_t *sizes, double *inertia);
+void		make_current(Run &r, const double *centroids);
+void		check_interrupt(Run &r);
+
+/* kmeanspp.cu: greedy k-means++ on a sample; returns the distinct centroids found. */
+int32_t		kmeanspp(Run &r, uint64_t seed, double *centroids);
+
+}							/* namespace pgkm_cuda */
+
+#endif

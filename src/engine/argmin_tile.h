@@ -1,0 +1,249 @@
+/*
+ * argmin_tile.h: the body of the nearest-centroid kernel (argmin_kernels.h),
+ * written once for any vector width. Each of argmin_avx512.cpp,
+ * argmin_avx2.cpp and argmin_portable.cpp defines TILE_W (lanes), TILE_CB
+ * (centroids per panel) and TILE_RV (row vectors per block), is compiled for
+ * its instruction set, and includes this inside an anonymous namespace, so
+ * no function here is shared (or merged by the linker) between sets. Nothing
+ * here calls the standard library for the same reason.
+ */
+#ifndef TILE_W
+#error "define TILE_W, TILE_CB and TILE_RV before including argmin_tile.h"
+#endif
+
+typedef __SIZE_TYPE__ size_t;
+constexpr int W = TILE_W;
+constexpr int CB = TILE_CB;
+constexpr int RV = TILE_RV;
+constexpr int R = W * RV;		/* rows per block */
+
+typedef float vf __attribute__((vector_size(W * 4)));
+typedef int32_t vi __attribute__((vector_size(W * 4)));
+
+inline vf
+loadv(const float *p)
+{
+	vf			v;
+	__builtin_memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+inline void
+storev(float *p, vf v)
+{
+	__builtin_memcpy(p, &v, sizeof(v));
+}
+
+/* all lanes = s as one broadcast (vf {} + s would add 0 first, which is not a no-op for -0) */
+inline vf
+splatf(float s)
+{
+	return __builtin_shuffle(vf {s}, vi {});
+}
+
+inline int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Lane masks of one butterfly stage of the W x W transpose (block size h). */
+inline vi
+mask_lo(int h)
+{
+	vi			m;
+	for (int l = 0; l < W; l++)
+		m[l] = (l & h) == 0 ? l : W + l - h;
+	return m;
+}
+
+inline vi
+mask_hi(int h)
+{
+	vi			m;
+	for (int l = 0; l < W; l++)
+		m[l] = (l & h) == 0 ? l + h : W + l;
+	return m;
+}
+
+/* v[r] = row r's W features -> v[j] = feature j of the W rows (swap off-diagonal blocks, halving). */
+__attribute__((always_inline)) inline void
+transpose(vf *v)
+{
+#pragma GCC unroll 8
+	for (int h = W / 2; h >= 1; h /= 2)
+	{
+		const vi	lo = mask_lo(h), hi = mask_hi(h);
+#pragma GCC unroll 16
+		for (int i = 0; i < W; i++)
+		{
+			if (i & h)
+				continue;
+			const vf	a = v[i], b = v[i + h];
+			v[i] = __builtin_shuffle(a, b, lo);
+			v[i + h] = __builtin_shuffle(a, b, hi);
+		}
+	}
+}
+
+/*
+ * Transposes and centres features j0..j1 of the block's rows into xt
+ * ((j1 - j0) x R); rows past nr repeat the last row. Adds the squares of
+ * the centred values to x2 (R floats) when asked.
+ */
+inline void
+pack_rows(const float *x, int64_t nr, int32_t d, const float *mean, int32_t j0, int32_t j1,
+		  float *xt, float *x2, bool add_x2)
+{
+	for (int g = 0; g < RV; g++)
+	{
+		const float *p[W];
+		for (int r = 0; r < W; r++)
+			p[r] = x + min64(g * W + r, nr - 1) * d;
+		vf			sq = vf {};
+		int32_t		j = j0;
+		for (; j + W <= j1; j += W)
+		{
+			const vf	m = loadv(mean + j);
+			vf			v[W];
+			for (int r = 0; r < W; r++)
+				v[r] = loadv(p[r] + j) - m;
+			transpose(v);
+			for (int t = 0; t < W; t++)
+			{
+				storev(xt + (size_t) (j - j0 + t) * R + g * W, v[t]);
+				sq += v[t] * v[t];
+			}
+		}
+		for (; j < j1; j++)
+		{
+			vf			v;
+			for (int r = 0; r < W; r++)
+				v[r] = p[r][j] - mean[j];
+			storev(xt + (size_t) (j - j0) * R + g * W, v);
+			sq += v * v;
+		}
+		if (add_x2)
+			storev(x2 + g * W, loadv(x2 + g * W) + sq);
+	}
+}
+
+/* acc[i][g] += sum over the kl features of xt(j, rows of g) * panel(j, i). */
+__attribute__((always_inline)) inline void
+block_dots(const float *xt, int32_t kl, const float *panel, vf (*acc)[RV])
+{
+	for (int32_t j = 0; j < kl; j++)
+	{
+		vf			xv[RV];
+		for (int g = 0; g < RV; g++)
+			xv[g] = loadv(xt + (size_t) j * R + g * W);
+		const float *pj = panel + (size_t) j * CB;
+#pragma GCC unroll 16
+		for (int i = 0; i < CB; i++)
+		{
+			const vf	c = splatf(pj[i]);
+			for (int g = 0; g < RV; g++)
+				acc[i][g] += xv[g] * c;
+		}
+	}
+}
+
+/*
+ * v = fl(n_c - 2 dot) for the panel's centroids c0.., then the running
+ * argmin (strictly smaller wins: the lowest index on equal floats) and the
+ * runner-up value.
+ */
+__attribute__((always_inline)) inline void
+epilogue(vf (*acc)[RV], const float *cn, int32_t c0, vf *best, vf *second, vi *idx)
+{
+#pragma GCC unroll 16
+	for (int i = 0; i < CB; i++)
+	{
+		const vf	n = splatf(cn[i]);
+		const vi	cv = vi {} + (c0 + i);
+		for (int g = 0; g < RV; g++)
+		{
+			const vf	v = n - (acc[i][g] + acc[i][g]);
+			const vi	lt = v < best[g];
+			const vf	other = lt ? best[g] : v;
+			second[g] = other < second[g] ? other : second[g];
+			best[g] = lt ? v : best[g];
+			idx[g] = lt ? cv : idx[g];
+		}
+	}
+}
+
+void
+tile_run(const ArgminArgs &a)
+{
+	const int32_t d = a.d;
+	const int32_t nb = (a.k + CB - 1) / CB;
+	const int32_t group = ARGMIN_GROUP / CB;
+	const float inf = __builtin_inff();
+	float		x2[R];
+	for (int64_t r0 = 0; r0 < a.rows; r0 += R)
+	{
+		const int64_t nr = min64(R, a.rows - r0);
+		const float *xb = a.x + r0 * d;
+		vf			best[RV], second[RV];
+		vi			idx[RV];
+		for (int g = 0; g < RV; g++)
+		{
+			best[g] = second[g] = splatf(inf);
+			idx[g] = vi {};
+			storev(x2 + g * W, vf {});
+		}
+		if (d <= ARGMIN_KC)
+		{
+			pack_rows(xb, nr, d, a.mean, 0, d, a.xt, x2, true);
+			for (int32_t b = 0; b < nb; b++)
+			{
+				vf			acc[CB][RV] = {};
+				block_dots(a.xt, d, a.panels + (size_t) b * d * CB, acc);
+				epilogue(acc, a.cnorm + (size_t) b * CB, b * CB, best, second, idx);
+			}
+		}
+		else
+		{
+			for (int32_t g0 = 0; g0 < nb; g0 += group)
+			{
+				const int32_t g1 = (int32_t) min64(nb, g0 + group);
+				for (int32_t j0 = 0; j0 < d; j0 += ARGMIN_KC)
+				{
+					const int32_t j1 = (int32_t) min64(d, j0 + ARGMIN_KC);
+					pack_rows(xb, nr, d, a.mean, j0, j1, a.xt, x2, g0 == 0);
+					for (int32_t b = g0; b < g1; b++)
+					{
+						vf			acc[CB][RV];
+						float	   *part = a.partial + (size_t) (b - g0) * CB * R;
+						for (int i = 0; i < CB; i++)
+							for (int g = 0; g < RV; g++)
+								acc[i][g] = j0 == 0 ? vf {} : loadv(part + (i * RV + g) * W);
+						block_dots(a.xt, j1 - j0, a.panels + ((size_t) b * d + j0) * CB, acc);
+						if (j1 == d)
+							epilogue(acc, a.cnorm + (size_t) b * CB, b * CB, best, second, idx);
+						else
+							for (int i = 0; i < CB; i++)
+								for (int g = 0; g < RV; g++)
+									storev(part + (i * RV + g) * W, acc[i][g]);
+					}
+				}
+			}
+		}
+		float		bv[R], sv[R];
+		int32_t		iv[R];
+		for (int g = 0; g < RV; g++)
+		{
+			storev(bv + g * W, best[g]);
+			storev(sv + g * W, second[g]);
+			__builtin_memcpy(iv + g * W, &idx[g], sizeof(vi));
+		}
+		for (int64_t r = 0; r < nr; r++)
+		{
+			a.idx[r0 + r] = iv[r];
+			a.best[r0 + r] = bv[r];
+			a.second[r0 + r] = sv[r];
+			a.x2[r0 + r] = x2[r];
+		}
+	}
+}

@@ -1,0 +1,64 @@
+/*
+ * label_bounds.h: when does a float32 argmin give the exact label?
+ *
+ * The CPU kernels rank centroids by a float32 value v_c per (row, centroid)
+ * (lloyd_assign.cpp). The label is defined in fp64 (exact_distance.h). The
+ * bounds below, derived in label_bounds.cpp from the float error analysis,
+ * say how far apart two float values must be for their exact distances to
+ * be ordered the same way, strictly: a row whose runner-up float value is
+ * further than that from the best needs nothing more; otherwise the
+ * centroids within that distance of the best are decided in fp64.
+ */
+#ifndef PGKM_LABEL_BOUNDS_H
+#define PGKM_LABEL_BOUNDS_H
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace pgkm
+{
+
+/* The tests' own fp64 rounding, with room; beyond BOUND_HUGE_V a float overflow is near. */
+constexpr double BOUND_SLACK = 0x1p-40;
+constexpr double BOUND_HUGE_V = 0x1p120;
+
+/*
+ * The direct form: v_c = fl(sum_j fl(fl(x_j - cf_j)^2)), cf = float(c),
+ * features in order (any order, with or without FMA, is covered).
+ */
+struct DirectFormBound
+{
+	double		a1 = 0;			/* centroid c may beat the best b only if */
+	double		b0 = 0;			/* v_c <= a1 * v_b + b0 */
+
+	/* From the fp64 centroids and their float copies (k x d each); b0 = +inf: no bound. */
+	void		set(const double *cent, const float *centf, int32_t k, int32_t d);
+};
+
+/*
+ * The GEMM form: v_c = fl(n_c - 2 fl(x'.c')), x' = fl(x - m) and
+ * c' = float(c - m) centred on the float vector m, n_c = fl(||c'||^2).
+ */
+struct GemmFormBound
+{
+	double		kv = 0, kx = 0, k0 = 0;	/* centroid c may beat b only if */
+	double		x2_up = 0;		/* v_c - v_b <= kv v_b + kx X + k0, X = x2_up * fl(||x'||^2) */
+
+	/* From the fp64 centroids, the float centring vector, the float c' (k x d) and n_c. */
+	void		set(const double *cent, const float *mean, const float *centc, const float *cnorm,
+					int32_t k, int32_t d);
+	/* The largest float value that may still beat best, for a row with fl(||x'||^2) = x2. */
+	double		limit(float best, float x2) const
+	{
+		const double vb = best, xx = (double) x2 * x2_up;
+		if (!(std::fabs(vb) <= BOUND_HUGE_V) || !(xx <= BOUND_HUGE_V) || !(k0 <= BOUND_HUGE_V))
+			return std::numeric_limits<double>::infinity();
+		const double g = kv * vb + kx * xx + k0;
+		return vb + g * (1 + BOUND_SLACK) + std::fabs(vb) * BOUND_SLACK;
+	}
+};
+
+}							/* namespace pgkm */
+
+#endif							/* PGKM_LABEL_BOUNDS_H */

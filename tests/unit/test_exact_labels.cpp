@@ -1,0 +1,223 @@
+/*
+ * test_exact_labels.cpp: CPU labels equal the fp64 argmin of
+ * sqdist_exact (the reference's nearest_fp64), lowest index on exact ties,
+ * on both float forms, on rows built to be near-ties at the float
+ * rounding level; a negative control shows that the float argmin alone gets
+ * such rows wrong, so the data does exercise the recheck.
+ */
+#include "blobs.h"
+#include "device.h"
+#include "engine_run.h"
+#include "internal_hooks.h"
+#include "reference.h"
+#include "thread_pool.h"
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+using namespace pgkm_test;
+
+namespace
+{
+struct Crossover
+{
+	int32_t		saved;
+	explicit Crossover(int32_t d) : saved(pgkm_internal_set_gemm_min_d(d)) {}
+	~Crossover() { pgkm_internal_set_gemm_min_d(saved); }
+};
+
+struct ExactLabelsOff
+{
+	int32_t		saved = pgkm_internal_set_exact_labels(0);
+	~ExactLabelsOff() { pgkm_internal_set_exact_labels(saved); }
+};
+
+/*
+ * Adversarial near-ties: k centroids (fp64, not float values) around an
+ * offset; each row is picked near the bisector of two of them, at a
+ * distance from it of 1e-4 .. 1e-10 of their separation, sometimes with
+ * the centroid pair moved a hair apart (near-duplicate centroids), then
+ * rounded to float.
+ */
+struct NearTies
+{
+	std::vector<float> x;
+	std::vector<double> c;
+};
+
+NearTies
+near_ties(int64_t n, int32_t d, int32_t k, double offset, uint64_t seed)
+{
+	std::mt19937_64 gen(seed);
+	std::normal_distribution<double> nd(0.0, 1.0);
+	std::uniform_real_distribution<double> ud(0.0, 1.0);
+	NearTies	t;
+	t.c.resize((size_t) k * d);
+	for (int32_t ci = 0; ci < k; ci++)
+		for (int32_t j = 0; j < d; j++)
+			t.c[(size_t) ci * d + j] = offset + 3.0 * nd(gen);
+	for (int32_t ci = 1; ci < k; ci += 5)	/* near-duplicates */
+		for (int32_t j = 0; j < d; j++)
+			t.c[(size_t) ci * d + j] = t.c[(size_t) (ci - 1) * d + j] + 1e-6 * nd(gen);
+	t.x.resize((size_t) n * d);
+	std::vector<double> dir(d), p(d);
+	for (int64_t i = 0; i < n; i++)
+	{
+		const int32_t a = (int32_t) (gen() % k);
+		int32_t		b = (int32_t) (gen() % k);
+		if (b == a)
+			b = (a + 1) % k;
+		const double *ca = &t.c[(size_t) a * d], *cb = &t.c[(size_t) b * d];
+		double		len = 0;
+		for (int32_t j = 0; j < d; j++)
+		{
+			dir[j] = ca[j] - cb[j];
+			len += dir[j] * dir[j];
+		}
+		len = std::sqrt(len);
+		/* a point of the bisector: the midpoint plus a step orthogonal to a - b */
+		double		dot = 0;
+		for (int32_t j = 0; j < d; j++)
+		{
+			p[j] = 0.5 * nd(gen);
+			dot += p[j] * dir[j];
+		}
+		const double off = std::pow(10.0, -4.0 - 6.0 * ud(gen)) * (gen() % 2 ? 1 : -1);
+		for (int32_t j = 0; j < d; j++)
+		{
+			const double on_bisector = 0.5 * (ca[j] + cb[j]) + p[j] - dot / (len * len) * dir[j];
+			t.x[(size_t) i * d + j] = (float) (on_bisector + off * dir[j]);
+		}
+	}
+	return t;
+}
+
+/* Labels of the CPU device's final assignment against fixed centroids. */
+std::vector<int32_t>
+device_labels(const std::vector<float> &x, int32_t d, const std::vector<double> &c, int threads)
+{
+	const int64_t n = (int64_t) x.size() / d;
+	const int32_t k = (int32_t) (c.size() / d);
+	std::vector<double> mean(d, 0.0);
+	for (int64_t i = 0; i < n; i++)
+		for (int32_t j = 0; j < d; j++)
+			mean[j] += x[(size_t) i * d + j] / (double) n;
+	pgkm::ThreadPool pool(threads, nullptr, nullptr);
+	auto		dev = pgkm::make_cpu_device(x.data(), n, d, k, mean.data(), &pool);
+	dev->set_centroids(c.data(), k);
+	std::vector<int32_t> labels(n, -1);
+	std::vector<double> dist2(n);
+	std::vector<int64_t> sizes(k);
+	double		inertia = 0;
+	dev->assign(labels.data(), dist2.data(), sizes.data(), &inertia);
+	return labels;
+}
+}							/* namespace */
+
+TEST(ExactLabels, NearTiesGetTheFp64ArgminOnBothForms)
+{
+	struct Shape
+	{
+		int32_t		d, k;
+		double		offset;
+	};
+	const Shape shapes[] = {{1, 5, 0}, {2, 9, 0}, {3, 33, 1000}, {5, 4, -40}, {8, 9, 0},
+		{16, 33, 1000}, {64, 12, 0}, {200, 6, 25}};
+	for (const Shape &s : shapes)
+		for (int32_t cross : {1, 1 << 30})	/* GEMM always / direct always */
+		{
+			if (cross == 1 && s.k < 4)
+				continue;
+			Crossover	g(cross);
+			NearTies	t = near_ties(3000, s.d, s.k, s.offset, 100 + s.d * 7 + s.k);
+			const int64_t n = (int64_t) t.x.size() / s.d;
+			int64_t		rows = 0, rechecked = 0;
+			pgkm_internal_label_rechecks(&rows, &rechecked);	/* reset */
+			auto		got = device_labels(t.x, s.d, t.c, 2);
+			pgkm_internal_label_rechecks(&rows, &rechecked);
+			int64_t		wrong = 0;
+			for (int64_t i = 0; i < n; i++)
+				wrong += got[i] != nearest_fp64(&t.x[(size_t) i * s.d], t.c.data(), s.k, s.d);
+			const char *form = cross == 1 ? "gemm" : "direct";
+			EXPECT_EQ(wrong, 0) << form << " d " << s.d << " k " << s.k;
+			EXPECT_EQ(rows, n);
+			EXPECT_GT(rechecked, 0) << form << " d " << s.d;
+			std::vector<int32_t> flt;
+			{
+				ExactLabelsOff off;
+				flt = device_labels(t.x, s.d, t.c, 2);
+			}
+			int64_t		float_wrong = 0;
+			for (int64_t i = 0; i < n; i++)
+				float_wrong += flt[i] != nearest_fp64(&t.x[(size_t) i * s.d], t.c.data(), s.k, s.d);
+			/* the negative control: these rows defeat the float argmin */
+			EXPECT_GT(float_wrong, 0) << form << " d " << s.d << " k " << s.k;
+			printf("%s d=%d k=%d: %lld of %lld rows decided in fp64, float argmin wrong on %lld\n",
+				   form, s.d, s.k, (long long) rechecked, (long long) n, (long long) float_wrong);
+		}
+}
+
+/* Exact ties (duplicated centroids, grid data) go to the lowest index on both forms. */
+TEST(ExactLabels, ExactTiesGoToTheLowestIndex)
+{
+	std::mt19937_64 gen(3);
+	for (int32_t d : {2, 12})
+		for (int32_t cross : {1, 1 << 30})
+		{
+			Crossover	g(cross);
+			const int32_t k = 10;
+			std::vector<double> c((size_t) k * d);
+			for (int32_t ci = 0; ci < k; ci++)
+				for (int32_t j = 0; j < d; j++)
+					c[(size_t) ci * d + j] = ci % 2 ? c[(size_t) (ci - 1) * d + j] : (double) (gen() % 5);
+			std::vector<float> x((size_t) 2000 * d);
+			for (auto &v : x)
+				v = (float) (gen() % 9) * 0.5f;
+			auto		got = device_labels(x, d, c, 1);
+			for (size_t i = 0; i < got.size(); i++)
+			{
+				ASSERT_EQ(got[i], nearest_fp64(&x[i * d], c.data(), k, d)) << "row " << i;
+				ASSERT_EQ(got[i] % 2, 0);	/* never the duplicate */
+			}
+		}
+}
+
+/*
+ * Whole runs: with exact labels at every step, the engine follows the fp64
+ * reference Lloyd exactly (same labels, so bit-identical centroids: both sum
+ * in row order), here on the uniform-noise shape of the scikit-learn
+ * comparison whose float near-tie flips made the runs diverge.
+ */
+TEST(ExactLabels, RunFollowsTheFp64ReferenceExactly)
+{
+	for (int32_t d : {3, 64})
+	{
+		const int32_t k = 30;
+		std::mt19937_64 gen(6);
+		std::uniform_real_distribution<double> ud(-1.0, 1.0);
+		std::vector<double> scale(d);
+		for (auto &s : scale)
+			s = 0.5 + 4.5 * (ud(gen) + 1) / 2;
+		std::vector<float> x((size_t) 8000 * d);
+		for (size_t i = 0; i < x.size(); i++)
+			x[i] = (float) (ud(gen) * scale[i % d]);
+		auto		init = pick_rows(x, d, k, 11);
+		pgkm_options o = cpu_options(k);
+		o.init = PGKM_INIT_GIVEN;
+		o.initial_centroids = init.data();
+		o.max_iter = 50;
+		o.tol = 0;
+		o.n_threads = 2;
+		EngineResult r = run_engine(x, d, o);
+		ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+		RefResult	ref = ref_lloyd(x, d, init, o.max_iter, o.tol);
+		EXPECT_EQ(r.iterations, ref.iterations) << "d " << d;
+		EXPECT_EQ(r.labels, ref.labels) << "d " << d;
+		EXPECT_EQ(r.centroids, ref.centers) << "d " << d;
+		EXPECT_NEAR(r.inertia, ref.inertia, 1e-12 * ref.inertia) << "d " << d;	/* summation order */
+	}
+}
