@@ -192,13 +192,7 @@ pgkm_run::drop_empty_clusters()
 void
 pgkm_run::fill_progress(pgkm_progress *p, int32_t iteration, double inertia, int64_t moved) const
 {
-	if (!p)
-		return;
-	p->run = run_;
-	p->iteration = iteration;
-	p->inertia = inertia;
-	p->moved = moved;
-	p->elapsed_s = clock_.seconds();
+	report_step(p, run_, iteration, inertia, moved, clock_.seconds());
 }
 
 void
@@ -312,13 +306,8 @@ pgkm_run::step_final(pgkm_progress *progress)
 		if (cur_.dist.size() != (size_t) n_)
 			cur_.dist.resize(n_);
 	}
-	run_++;
-	if (run_ < n_runs_)
-	{
-		phase_ = Phase::Init;
-		return;
-	}
-	finish();
+	if (!next_run(run_, n_runs_, phase_))
+		finish();
 }
 
 /* Per-cluster inertia (in row order) and Euclidean distances; frees what the result does not need. */

@@ -10,34 +10,7 @@
 #error "define TILE_W, TILE_CB and TILE_RV before including gram_tile.h"
 #endif
 
-typedef __SIZE_TYPE__ size_t;
-constexpr int W = TILE_W;
-constexpr int CB = TILE_CB;
-constexpr int RV = TILE_RV;
-constexpr int R = W * RV;		/* B rows per block */
-
-typedef float vf __attribute__((vector_size(W * 4)));
-typedef int32_t vi __attribute__((vector_size(W * 4)));
-
-inline vf
-loadv(const float *p)
-{
-	vf			v;
-	__builtin_memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-inline void
-storev(float *p, vf v)
-{
-	__builtin_memcpy(p, &v, sizeof(v));
-}
-
-inline vf
-splatf(float s)
-{
-	return __builtin_shuffle(vf {s}, vi {});
-}
+#include "tile_vectors.h"
 
 void
 gram_tile_run(const GramArgs &g)
@@ -57,20 +30,7 @@ gram_tile_run(const GramArgs &g)
 				for (int i = 0; i < CB; i++)
 					for (int v = 0; v < RV; v++)
 						acc[i][v] = j0 == 0 ? vf {} : loadv(o + i * g.ld + v * W);
-				for (int32_t j = 0; j < kl; j++)
-				{
-					vf			bv[RV];
-					for (int v = 0; v < RV; v++)
-						bv[v] = loadv(bt + (size_t) j * R + v * W);
-					const float *aj = at + (size_t) j * CB;
-#pragma GCC unroll 16
-					for (int i = 0; i < CB; i++)
-					{
-						const vf	s = splatf(aj[i]);
-						for (int v = 0; v < RV; v++)
-							acc[i][v] += bv[v] * s;
-					}
-				}
+				block_dots(bt, kl, at, acc);
 				for (int i = 0; i < CB; i++)
 					for (int v = 0; v < RV; v++)
 						storev(o + i * g.ld + v * W, acc[i][v]);

@@ -172,13 +172,7 @@ KernelLoop::KernelLoop(const float *x, int64_t n, int32_t d, const pgkm_options 
 void
 KernelLoop::fill_progress(pgkm_progress *p, int32_t iteration, double inertia, int64_t moved) const
 {
-	if (!p)
-		return;
-	p->run = run_;
-	p->iteration = iteration;
-	p->inertia = inertia;
-	p->moved = moved;
-	p->elapsed_s = clock_.seconds();
+	report_step(p, run_, iteration, inertia, moved, clock_.seconds());
 }
 
 /*
@@ -393,13 +387,8 @@ KernelLoop::end_run(int32_t iterations, bool converged, pgkm_progress *progress)
 		best_.init_labels = init_labels_;
 		best_.seeds = seeds_;
 	}
-	run_++;
-	if (run_ < n_runs_)
-	{
-		phase_ = Phase::Init;
-		return;
-	}
-	finish();
+	if (!next_run(run_, n_runs_, phase_))
+		finish();
 }
 
 /*

@@ -1,8 +1,9 @@
 /*
  * run_phases.h: the phases of a run stepped one bounded unit at a time, and
- * the one step function both step loops use (pgkm_run for Lloyd in
- * driver.cpp, KernelLoop in kernel_kmeans.cpp): a step that throws leaves
- * the run Failed, and a failed run refuses further steps.
+ * what both step loops share (pgkm_run for Lloyd in driver.cpp, KernelLoop
+ * in kernel_kmeans.cpp): the one step function (a step that throws leaves
+ * the run Failed, and a failed run refuses further steps), the progress
+ * report, and moving on to the next of n_init runs.
  */
 #ifndef PGKM_RUN_PHASES_H
 #define PGKM_RUN_PHASES_H
@@ -56,6 +57,30 @@ step_phase(Loop &loop, RunPhase &phase, pgkm_progress *progress)
 		throw;
 	}
 	return phase == RunPhase::Done ? PGKM_DONE : PGKM_OK;
+}
+
+/* A step's report to the caller (p may be NULL). */
+inline void
+report_step(pgkm_progress *p, int run, int32_t iteration, double inertia, int64_t moved,
+			double elapsed_s)
+{
+	if (!p)
+		return;
+	p->run = run;
+	p->iteration = iteration;
+	p->inertia = inertia;
+	p->moved = moved;
+	p->elapsed_s = elapsed_s;
+}
+
+/* After a run of n_runs ended: on to the next (phase Init, true), or false: finish. */
+inline bool
+next_run(int &run, int n_runs, RunPhase &phase)
+{
+	if (++run >= n_runs)
+		return false;
+	phase = RunPhase::Init;
+	return true;
 }
 
 }							/* namespace pgkm */
