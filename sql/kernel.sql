@@ -53,7 +53,7 @@ SELECT count(*) FROM kmeans('rings', ARRAY['x', 'y'], 2, method => 'Kernel', ker
                             coef0 => 0, degree => 2);
 SELECT count(*) FROM kmeans('rings', ARRAY['x', 'y'], 2, method => 'kernel', kernel => 'Gaussian');
 SELECT count(*) FROM kmeans('rings', ARRAY['x', 'y'], 2, method => 'kernel', kernel => NULL, gamma => NULL);
--- A NULL in any other argument gives no rows, as before.
+-- A NULL in any other argument gives no rows, as for a STRICT function.
 SELECT count(*) FROM kmeans('rings', ARRAY['x', 'y'], 2, method => NULL, kernel => 'rbf');
 SELECT count(*) FROM kmeans_centroids('rings', ARRAY['x', 'y'], 2, method => 'kernel', seed => NULL);
 

@@ -45,7 +45,7 @@ FROM (VALUES ('linear'), ('polynomial'), ('rbf'), ('sigmoid')) v(kern),
 ORDER BY kern;
 SELECT kmeans_drop_model('regress_k_' || kern)
 FROM (VALUES ('linear'), ('polynomial'), ('rbf'), ('sigmoid')) v(kern);
--- A NULL in one of the other arguments gives NULL, as STRICT did.
+-- A NULL in one of the other arguments gives NULL, as for a STRICT function.
 SELECT kmeans_fit('regress_null', 'km_rings', ARRAY['x', 'y'], NULL, method => 'kernel') IS NULL AS null_k;
 SELECT kmeans_fit(NULL, 'km_rings', ARRAY['x', 'y'], 2, method => 'kernel') IS NULL AS null_name;
 

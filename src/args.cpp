@@ -95,11 +95,11 @@ pgkm_kernel_by_name(const char *name, int32 *kernel)
 }
 
 /*
- * Is one of the arguments that STRICT used to cover NULL (the model name,
- * then kmeans()'s first PGKM_STRICT_ARGS)? Then the call returns no rows
- * (kmeans_fit: NULL), as it did when the functions were STRICT; the
- * functions are not STRICT because the kernel arguments default to NULL,
- * which means "not given".
+ * Is one of the arguments under the STRICT rule NULL (the model name, then
+ * kmeans()'s first PGKM_STRICT_ARGS)? Then the call returns no rows
+ * (kmeans_fit: NULL), as a STRICT function would. The functions are not
+ * declared STRICT because their kernel arguments default to NULL, which
+ * means "not given".
  */
 bool
 pgkm_args_have_null(FunctionCallInfo fcinfo, int first)

@@ -211,21 +211,28 @@ report_corrupt(const char *name, const char *problem)
 			 errhint("Drop it with kmeans_drop_model() and fit it again.")));
 }
 
-/* A number of the options jsonb of the row just read (column 10). */
-static double
-option_number(const char *name, const char *key, double dflt)
+/* The value of key in the options jsonb of the row just read (column 10), or NULL. */
+static JsonbValue *
+find_option(const char *name, const char *key)
 {
 	bool		isnull;
 	Jsonb	   *j = DatumGetJsonbP(model_column(name, 10, JSONBOID, &isnull));
-	JsonbValue	k,
-			   *v;
+	JsonbValue	k;
 
 	if (isnull)
 		report_corrupt(name, "Its options are NULL.");
 	k.type = jbvString;
 	k.val.string.val = (char *) key;
 	k.val.string.len = (int) strlen(key);
-	v = findJsonbValueFromContainer(&j->root, JB_FOBJECT, &k);
+	return findJsonbValueFromContainer(&j->root, JB_FOBJECT, &k);
+}
+
+/* A number among the options, dflt when absent. */
+static double
+option_number(const char *name, const char *key, double dflt)
+{
+	JsonbValue *v = find_option(name, key);
+
 	if (v == NULL)
 		return dflt;
 	if (v->type != jbvNumeric)
@@ -248,7 +255,8 @@ load_kernel(PgkmStore *st, text *model, const char *name, MemoryContext cxt, Pgk
 	const char *problem;
 	Oid			types[2] = {TEXTOID, OIDOID};
 	Datum		vals[2];
-	char	   *kernel_name = NULL;
+	JsonbValue *kernel;
+	double		degree;
 	MemoryContext old;
 	int64		n;
 
@@ -259,27 +267,19 @@ load_kernel(PgkmStore *st, text *model, const char *name, MemoryContext cxt, Pgk
 	vals[0] = PointerGetDatum(model);
 	vals[1] = model_column(name, 9, OIDOID, &isnull);
 	pgkm_options_default(&out->kernel);
-	{
-		bool		knull;
-		Jsonb	   *j = DatumGetJsonbP(model_column(name, 10, JSONBOID, &knull));
-		JsonbValue	key,
-				   *v;
-
-		key.type = jbvString;
-		key.val.string.val = (char *) "kernel";
-		key.val.string.len = 6;
-		v = knull ? NULL : findJsonbValueFromContainer(&j->root, JB_FOBJECT, &key);
-		if (v != NULL && v->type == jbvString)
-			kernel_name = pnstrdup(v->val.string.val, v->val.string.len);
-	}
-	if (kernel_name == NULL || !pgkm_kernel_by_name(kernel_name, &out->kernel.kernel))
+	kernel = find_option(name, "kernel");
+	if (kernel == NULL || kernel->type != jbvString ||
+		!pgkm_kernel_by_name(pnstrdup(kernel->val.string.val, kernel->val.string.len),
+							 &out->kernel.kernel))
 		report_corrupt(name, "Its options name no kernel.");
 	out->kernel.gamma = option_number(name, "gamma", 1.0);
 	out->kernel.coef0 = option_number(name, "coef0", 1.0);
-	out->kernel.degree = (int32) option_number(name, "degree", 3.0);
+	degree = option_number(name, "degree", 3.0);
 	if (!(out->kernel.gamma > 0) || std::isinf(out->kernel.gamma) ||
-		!std::isfinite(out->kernel.coef0) || out->kernel.degree < 1)
+		!std::isfinite(out->kernel.coef0) || !(degree >= 1 && degree <= PG_INT32_MAX) ||
+		degree != std::floor(degree))
 		report_corrupt(name, "Its kernel parameters are out of range.");
+	out->kernel.degree = (int32) degree;
 
 	store_exec(st, true,
 			   psprintf("SELECT kernel_rows, kernel_members, kernel_norms FROM %s "
