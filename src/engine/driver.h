@@ -12,6 +12,7 @@
 #include "pgkm_engine.h"
 #include "run_phases.h"
 #include "thread_pool.h"
+#include "units.h"
 #include "util.h"
 
 #include <memory>
@@ -54,6 +55,7 @@ private:
 		bool		converged = false;
 		int32_t		run = 0;
 		int32_t		repairs = 0;
+		int32_t		unfilled = 0;	/* dropped though rows stayed apart from every centroid */
 	};
 
 	void		choose_device(const char *plugin_path);
@@ -61,7 +63,9 @@ private:
 	void		step_iterate(pgkm_progress *progress);
 	void		step_final(pgkm_progress *progress);
 	void		finish();
+	void		to_callers_units();
 	int32_t		repair_empty_clusters();
+	double		fill_empty_clusters();
 	void		drop_empty_clusters();
 	void		fill_progress(pgkm_progress *p, int32_t iteration, double inertia,
 							  int64_t moved) const;
@@ -73,7 +77,8 @@ private:
 	pgkm_options opt_;
 	pgkm_interrupt_fn interrupt_;
 	void	   *interrupt_ctx_;
-	std::vector<double> given_;	/* INIT_GIVEN centroids */
+	pgkm::Units units_;			/* the caller's units: results are converted back */
+	std::vector<double> given_;	/* INIT_GIVEN centroids, in the engine's units */
 	pgkm::Stopwatch clock_;
 
 	/* what every run of n_init shares */
