@@ -397,41 +397,6 @@ pgkm_run::step_final(pgkm_progress *progress)
 		finish();
 }
 
-/*
- * The result in the caller's units, in fp64: coordinates unshifted and
- * unscaled, distances and squared sums unscaled (exact powers of two). A
- * value beyond double's range is an error, never an infinity.
- */
-void
-pgkm_run::to_callers_units()
-{
-	const int32_t d = d_;
-	for (int64_t i = 0; i < n_; i++)
-		best_.dist[i] = units_.distance(std::sqrt(best_.dist[i]));
-	for (double &v : best_cluster_inertia_)
-		v = units_.squared(v);
-	best_.inertia = units_.squared(best_.inertia);
-	for (std::vector<double> *m : {&best_.centers, &best_.init_centers})
-		for (size_t i = 0; i < m->size(); i++)
-		{
-			(*m)[i] = units_.coordinate((*m)[i], (int32_t) (i % d));
-			if (!std::isfinite((*m)[i]))
-				throw EngineError(PGKM_ERR_RANGE, "a centroid is beyond the range of double precision");
-		}
-	for (int64_t i = 0; i < n_; i++)
-		if (!std::isfinite(best_.dist[i]))
-			throw EngineError(PGKM_ERR_RANGE,
-							  fmt("the distance of row %lld (0-based) to its centroid is beyond the range of double precision",
-								  (long long) i));
-	for (double v : best_cluster_inertia_)
-		if (!std::isfinite(v))
-			throw EngineError(PGKM_ERR_RANGE,
-							  "a cluster's sum of squared distances is beyond the range of double precision");
-	if (!std::isfinite(best_.inertia))
-		throw EngineError(PGKM_ERR_RANGE,
-						  "the inertia (sum of squared distances) is beyond the range of double precision");
-}
-
 /* Per-cluster inertia (in row order) and Euclidean distances; frees what the result does not need. */
 void
 pgkm_run::finish()
@@ -439,7 +404,9 @@ pgkm_run::finish()
 	best_cluster_inertia_.assign(best_.k, 0.0);
 	for (int64_t i = 0; i < n_; i++)
 		best_cluster_inertia_[best_.labels[i]] += best_.dist[i];
-	to_callers_units();
+	/* in the caller's units: coordinates unshifted and unscaled, distances unscaled (powers of two) */
+	results_to_callers_units(units_, d_, true, best_.dist, best_cluster_inertia_, best_.inertia,
+							 {&best_.centers, &best_.init_centers});
 	std::vector<int32_t>().swap(cur_.labels);
 	std::vector<double>().swap(cur_.dist);
 	device_.reset();

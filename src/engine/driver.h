@@ -63,7 +63,6 @@ private:
 	void		step_iterate(pgkm_progress *progress);
 	void		step_final(pgkm_progress *progress);
 	void		finish();
-	void		to_callers_units();
 	int32_t		repair_empty_clusters();
 	double		fill_empty_clusters();
 	void		drop_empty_clusters();

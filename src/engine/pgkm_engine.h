@@ -101,7 +101,9 @@ typedef struct pgkm_options
 	 * (NULL: all 0). initial_centroids and every result (centroids,
 	 * distances, inertia) are in X's units, converted in fp64. The
 	 * engine's float32 kernels need max |x| <= 2^60 / sqrt(12 d): larger
-	 * data is an error (scale it down).
+	 * data is an error (scale it down). Kernel k-means takes gamma in X's
+	 * units too; its polynomial and sigmoid kernels depend on the origin,
+	 * so their shift must be NULL or all 0.
 	 */
 	const double *shift;
 	int32_t		scale_log2;
@@ -195,8 +197,10 @@ typedef struct pgkm_kernel_result
 	const int32_t *members;		/* n: cluster in 0..k-1, or -1 for a row of a
 								 * cluster that was dropped (empty at the end) */
 	const int64_t *member_sizes;	/* k: rows with members[i] == c */
-	const double *centroid_norms;	/* k: ||c||^2 in feature space */
-	double		gamma;			/* the gamma used (the 1 / d default resolved) */
+	const double *centroid_norms;	/* k: ||c||^2 in feature space, in the engine's
+									 * units (2^2e times the caller's for linear) */
+	double		gamma;			/* the gamma used, in the caller's units (the 1 / d
+								 * default resolved) */
 	const char *matrix;			/* "stored" or "recomputed" */
 	double		matrix_s;		/* seconds building K (0 when recomputed) */
 } pgkm_kernel_result;
@@ -216,12 +220,17 @@ int64_t		pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt);
 int			pgkm_gpu_available(const char *plugin_path, char *info, size_t infolen);
 
 /*
- * Kernel k-means prediction against a stored partition: the row x (d fp64)
- * goes to the cluster whose feature-space centroid is nearest,
+ * Kernel k-means prediction against a stored partition: the row x (d fp64,
+ * in the caller's units) goes to the cluster whose feature-space centroid is
+ * nearest,
  *   argmin_c  K(x,x) - 2/|c| sum_{l in c} K(x, rows_l) + norms[c],
  * lowest index on ties, computed in fp64 over the n training rows (n x d,
- * members[l] in 0..k-1 or -1 = no cluster). Returns the cluster and its
- * squared feature-space distance in *dist2, or -1 on bad arguments.
+ * members[l] in 0..k-1 or -1 = no cluster). rows and norms are the fit's,
+ * in its engine units (the float32 data and pgkm_kernel_result.centroid_norms);
+ * kernel holds the fit's kernel, gamma, coef0, degree, shift and scale_log2,
+ * which x is brought into. Returns the cluster and its squared feature-space
+ * distance in *dist2; -1 on bad arguments; -2 when a distance is not finite
+ * (x so far out that its kernel values overflow double).
  */
 int32_t		pgkm_kernel_nearest(const pgkm_options *kernel, const float *rows,
 								const int32_t *members, int64_t n, int32_t d, int32_t k,

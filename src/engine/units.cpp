@@ -67,4 +67,40 @@ Units::squared(double v) const
 	return e_ == 0 ? v : std::ldexp(v, -2 * e_);
 }
 
+void
+results_to_callers_units(const Units &u, int32_t d, bool scaled_distances, std::vector<double> &dist,
+						 std::vector<double> &cluster_inertia, double &inertia,
+						 std::initializer_list<std::vector<double> *> coordinates)
+{
+	for (double &v : dist)
+		v = std::sqrt(v);
+	if (scaled_distances)
+	{
+		for (double &v : dist)
+			v = u.distance(v);
+		for (double &v : cluster_inertia)
+			v = u.squared(v);
+		inertia = u.squared(inertia);
+	}
+	for (std::vector<double> *m : coordinates)
+		for (size_t i = 0; i < m->size(); i++)
+		{
+			(*m)[i] = u.coordinate((*m)[i], (int32_t) (i % d));
+			if (!std::isfinite((*m)[i]))
+				throw EngineError(PGKM_ERR_RANGE, "a centroid is beyond the range of double precision");
+		}
+	for (size_t i = 0; i < dist.size(); i++)
+		if (!std::isfinite(dist[i]))
+			throw EngineError(PGKM_ERR_RANGE,
+							  fmt("the distance of row %lld (0-based) to its centroid is beyond the range of double precision",
+								  (long long) i));
+	for (double v : cluster_inertia)
+		if (!std::isfinite(v))
+			throw EngineError(PGKM_ERR_RANGE,
+							  "a cluster's sum of squared distances is beyond the range of double precision");
+	if (!std::isfinite(inertia))
+		throw EngineError(PGKM_ERR_RANGE,
+						  "the inertia (sum of squared distances) is beyond the range of double precision");
+}
+
 }							/* namespace pgkm */

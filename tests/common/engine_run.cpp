@@ -26,6 +26,7 @@ copy_result(const pgkm_result &res, int32_t d, EngineResult &r)
 	r.iterations = res.iterations;
 	r.converged = res.converged;
 	r.repairs = res.empty_cluster_repairs;
+	r.unfilled = res.unfilled_clusters;
 	r.best_run = res.best_run;
 	r.inertia = res.inertia;
 	r.centroids.assign(res.centroids, res.centroids + (size_t) res.k * d);

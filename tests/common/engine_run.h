@@ -19,7 +19,8 @@ struct EngineResult
 {
 	int			status = -1;	/* PGKM_DONE, or the first status that was not PGKM_OK */
 	std::string err;
-	int32_t		k = 0, k_requested = 0, iterations = 0, converged = 0, repairs = 0, best_run = 0;
+	int32_t		k = 0, k_requested = 0, iterations = 0, converged = 0, repairs = 0, best_run = 0,
+				unfilled = 0;
 	double		inertia = 0;
 	std::vector<double> centroids, init;
 	std::vector<int32_t> labels;

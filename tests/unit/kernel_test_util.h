@@ -87,7 +87,7 @@ expect_matches_reference(const EngineResult &r, const std::vector<float> &x, int
 	const int64_t n = (int64_t) x.size() / d;
 	const int32_t k = o.k;
 	std::vector<double> K = ref_kernel_matrix(x, d, ref_params(o, d));
-	RefKernelResult ref = ref_kernel_kmeans(K, n, d, init, k, o.max_iter, o.tol);
+	RefKernelResult ref = ref_kernel_kmeans(K, x, d, init, k, o.max_iter, o.tol);
 	ASSERT_EQ(r.k, k) << "no cluster may be dropped in these cases";
 	double		scale = 0;
 	for (int64_t i = 0; i < n; i++)
@@ -96,7 +96,7 @@ expect_matches_reference(const EngineResult &r, const std::vector<float> &x, int
 	EXPECT_EQ(r.iterations, ref.iterations);
 	EXPECT_EQ(r.converged != 0, ref.converged);
 	EXPECT_EQ(r.repairs, ref.repairs);
-	ASSERT_EQ(r.kernel_init_labels, init);
+	ASSERT_EQ(r.kernel_init_labels, ref.init);
 	int64_t		label_diff = 0, member_diff = 0;
 	for (int64_t i = 0; i < n; i++)
 	{
