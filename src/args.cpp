@@ -184,6 +184,13 @@ parse_kernel_args(FunctionCallInfo fcinfo, int first, PgkmArgs *args)
 	}
 }
 
+bool
+pgkm_shift_allowed(const PgkmArgs *args)
+{
+	return args->method != PGKM_METHOD_KERNEL ||
+		(args->kernel != PGKM_KERNEL_POLYNOMIAL && args->kernel != PGKM_KERNEL_SIGMOID);
+}
+
 /*
  * Read the arguments starting at position `first` (0 for kmeans(), 1 for
  * kmeans_fit(), whose first argument is the model name). Why validate

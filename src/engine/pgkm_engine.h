@@ -77,6 +77,9 @@ typedef enum pgkm_kernel_matrix
 	PGKM_KMATRIX_RECOMPUTED = 2 /* tiles recomputed from the data every pass */
 } pgkm_kernel_matrix;
 
+/* The largest |pgkm_options.scale_log2|: any double's exponent range twice over. */
+#define PGKM_MAX_SCALE_LOG2 2200
+
 typedef struct pgkm_options
 {
 	int32_t		k;
@@ -106,7 +109,7 @@ typedef struct pgkm_options
 	 * so their shift must be NULL or all 0.
 	 */
 	const double *shift;
-	int32_t		scale_log2;
+	int32_t		scale_log2;		/* within +-PGKM_MAX_SCALE_LOG2 */
 
 	/* method KERNEL only (the defaults are scikit-learn's) */
 	int32_t		kernel;			/* pgkm_kernel (default RBF) */

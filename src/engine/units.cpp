@@ -17,16 +17,13 @@ max_safe_abs(int32_t d)
 	return std::ldexp(1.0, 60) / std::sqrt(12.0 * (d > 0 ? d : 1));
 }
 
-/* 2200 covers any double's exponent range twice over (subnormals included). */
-static constexpr int32_t MAX_SCALE_LOG2 = 2200;
-
 Units::Units(const double *shift, int32_t scale_log2, int32_t d)
 	: shift_(d, 0.0), e_(scale_log2), identity_(scale_log2 == 0)
 {
-	if (scale_log2 < -MAX_SCALE_LOG2 || scale_log2 > MAX_SCALE_LOG2)
+	if (scale_log2 < -PGKM_MAX_SCALE_LOG2 || scale_log2 > PGKM_MAX_SCALE_LOG2)
 		throw EngineError(PGKM_ERR_INVALID,
-						  fmt("scale_log2 must be between %d and %d (got %d)", -MAX_SCALE_LOG2,
-							  MAX_SCALE_LOG2, scale_log2));
+						  fmt("scale_log2 must be between %d and %d (got %d)", -PGKM_MAX_SCALE_LOG2,
+							  PGKM_MAX_SCALE_LOG2, scale_log2));
 	if (!shift)
 		return;
 	for (int32_t j = 0; j < d; j++)
