@@ -337,20 +337,16 @@ pgkm_report_fewer_clusters(const PgkmData *data, const pgkm_result *r)
 				(errmsg_plural("the data has only %d distinct point; returning %d cluster instead of %d",
 							   "the data has only %d distinct points; returning %d clusters instead of %d",
 							   r->k, r->k, r->k, r->k_requested)));
-	else if (r->kernel != NULL)
-		ereport(NOTICE,
-				(errmsg_plural("the data has %s%lld distinct points, but only %d is distinct in the kernel's feature space; returning %d cluster instead of %d",
-							   "the data has %s%lld distinct points, but only %d are distinct in the kernel's feature space; returning %d clusters instead of %d",
-							   r->k,
-							   data->distinct_rows >= r->k_requested ? "at least " : "",
-							   (long long) data->distinct_rows, r->k, r->k, r->k_requested),
-				 errdetail("Kernel k-means compares rows through their kernel values in single precision: rows the kernel maps to one point (x and -x for an even degree and coef0 0), or whose values coincide there, are one point to it.")));
 	else
 		ereport(NOTICE,
-				(errmsg_plural("the data has %s%lld distinct points, but only %d is distinct in single precision; returning %d cluster instead of %d",
-							   "the data has %s%lld distinct points, but only %d are distinct in single precision; returning %d clusters instead of %d",
+				(errmsg_plural("the data has %s%lld distinct points, but only %d is distinct in %s; returning %d cluster instead of %d",
+							   "the data has %s%lld distinct points, but only %d are distinct in %s; returning %d clusters instead of %d",
 							   r->k,
 							   data->distinct_rows >= r->k_requested ? "at least " : "",
-							   (long long) data->distinct_rows, r->k, r->k, r->k_requested),
-				 errdetail("k-means computes in single precision, which resolves about 2^-24 of the largest value after centring each column; closer points coincide.")));
+							   (long long) data->distinct_rows, r->k,
+							   r->kernel ? "the kernel's feature space" : "single precision",
+							   r->k, r->k_requested),
+				 errdetail("%s", r->kernel ?
+						   "Kernel k-means compares rows through their kernel values in single precision: rows the kernel maps to one point (x and -x for an even degree and coef0 0), or whose values coincide there, are one point to it." :
+						   "k-means computes in single precision, which resolves about 2^-24 of the largest value after centring each column; closer points coincide.")));
 }

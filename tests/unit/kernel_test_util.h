@@ -133,6 +133,33 @@ expect_matches_reference(const EngineResult &r, const std::vector<float> &x, int
 		EXPECT_NEAR(r.centroids[i], means[i], 1e-9 * (1 + std::fabs(means[i])));
 }
 
+/* Two runs that must be the same bit for bit (labels, partitions, distances, norms, progress). */
+inline void
+expect_same_run(const EngineResult &a, const EngineResult &b, const std::string &what)
+{
+	SCOPED_TRACE(what);
+	ASSERT_EQ(a.status, PGKM_DONE) << a.err;
+	ASSERT_EQ(b.status, PGKM_DONE) << b.err;
+	EXPECT_EQ(a.labels, b.labels);
+	EXPECT_EQ(a.kernel_members, b.kernel_members);
+	EXPECT_EQ(a.kernel_init_labels, b.kernel_init_labels);
+	EXPECT_EQ(a.iterations, b.iterations);
+	EXPECT_EQ(a.best_run, b.best_run);
+	EXPECT_EQ(a.dist, b.dist);
+	EXPECT_EQ(a.inertia, b.inertia);
+	EXPECT_EQ(a.cluster_inertia, b.cluster_inertia);
+	EXPECT_EQ(a.kernel_norms, b.kernel_norms);
+	EXPECT_EQ(a.kernel_gamma, b.kernel_gamma);
+	ASSERT_EQ(a.progress.size(), b.progress.size());
+	for (size_t i = 0; i < a.progress.size(); i++)
+	{
+		/* NaN: an init step that computes no potential (random or given labels) */
+		EXPECT_TRUE(a.progress[i].inertia == b.progress[i].inertia ||
+					(std::isnan(a.progress[i].inertia) && std::isnan(b.progress[i].inertia)))
+			<< "step " << i << ": " << a.progress[i].inertia << " vs " << b.progress[i].inertia;
+	}
+}
+
 /* A run from given initial labels. */
 inline EngineResult
 run_from_labels(const std::vector<float> &x, int32_t d, pgkm_options o,

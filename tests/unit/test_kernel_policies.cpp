@@ -242,13 +242,7 @@ TEST(KernelInvariants, IdenticalForAnyThreadCountAndStoredOrRecomputed)
 				base = r;
 				continue;
 			}
-			SCOPED_TRACE("threads " + std::to_string(threads) + " " + r.kernel_matrix);
-			EXPECT_EQ(r.labels, base.labels);
-			EXPECT_EQ(r.dist, base.dist);
-			EXPECT_EQ(r.inertia, base.inertia);
-			EXPECT_EQ(r.kernel_norms, base.kernel_norms);
-			EXPECT_EQ(r.iterations, base.iterations);
-			EXPECT_EQ(r.best_run, base.best_run);
+			expect_same_run(r, base, "threads " + std::to_string(threads) + " " + r.kernel_matrix);
 		}
 }
 

@@ -42,24 +42,6 @@ options_for(int kind, int32_t k)
 
 const int	KINDS[] = {PGKM_KERNEL_LINEAR, PGKM_KERNEL_POLYNOMIAL, PGKM_KERNEL_RBF, PGKM_KERNEL_SIGMOID};
 
-void
-expect_same_run(const EngineResult &a, const EngineResult &b, const std::string &what)
-{
-	SCOPED_TRACE(what);
-	ASSERT_EQ(a.status, PGKM_DONE) << a.err;
-	ASSERT_EQ(b.status, PGKM_DONE) << b.err;
-	EXPECT_EQ(a.labels, b.labels);
-	EXPECT_EQ(a.kernel_members, b.kernel_members);
-	EXPECT_EQ(a.kernel_init_labels, b.kernel_init_labels);
-	EXPECT_EQ(a.iterations, b.iterations);
-	EXPECT_EQ(a.dist, b.dist);
-	EXPECT_EQ(a.inertia, b.inertia);
-	EXPECT_EQ(a.cluster_inertia, b.cluster_inertia);
-	EXPECT_EQ(a.kernel_gamma, b.kernel_gamma);
-	ASSERT_EQ(a.progress.size(), b.progress.size());
-	for (size_t i = 0; i < a.progress.size(); i++)
-		EXPECT_EQ(a.progress[i].inertia, b.progress[i].inertia) << "step " << i;
-}
 }							/* namespace */
 
 /*
