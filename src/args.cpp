@@ -185,10 +185,15 @@ parse_kernel_args(FunctionCallInfo fcinfo, int first, PgkmArgs *args)
 }
 
 bool
+pgkm_kernel_needs_origin(int32 kernel)
+{
+	return kernel == PGKM_KERNEL_POLYNOMIAL || kernel == PGKM_KERNEL_SIGMOID;
+}
+
+bool
 pgkm_shift_allowed(const PgkmArgs *args)
 {
-	return args->method != PGKM_METHOD_KERNEL ||
-		(args->kernel != PGKM_KERNEL_POLYNOMIAL && args->kernel != PGKM_KERNEL_SIGMOID);
+	return args->method != PGKM_METHOD_KERNEL || !pgkm_kernel_needs_origin(args->kernel);
 }
 
 /*

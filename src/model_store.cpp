@@ -299,8 +299,7 @@ load_kernel(PgkmStore *st, text *model, const char *name, MemoryContext cxt, Pgk
 	problem = pgkm_model_kernel_problem(&kv);
 	if (problem != NULL)
 		report_corrupt(name, problem);
-	if (kv.shift != NULL &&
-		(out->kernel.kernel == PGKM_KERNEL_POLYNOMIAL || out->kernel.kernel == PGKM_KERNEL_SIGMOID))
+	if (kv.shift != NULL && pgkm_kernel_needs_origin(out->kernel.kernel))
 		report_corrupt(name, "Its kernel depends on the origin, but its rows are shifted.");
 	n = ARR_DIMS(kv.rows)[0];
 	old = MemoryContextSwitchTo(cxt);

@@ -158,8 +158,8 @@ pgkm_model_kernel_problem(const PgkmKernelValues *v)
 
 /*
  * kmeans_model_kernel_ok(method, k, d, kernel_rows, kernel_members,
- * kernel_norms, kernel_shift, kernel_scale_log2): the store's second CHECK. Not strict (NULLs are the
- * non-kernel case). k and d are kmeans_model_values_ok's to judge, except
+ * kernel_norms, kernel_shift, kernel_scale_log2): the store's second CHECK.
+ * Not strict (NULLs are the non-kernel case). k and d are kmeans_model_values_ok's to judge, except
  * that a kernel model's arrays cannot be checked without them.
  */
 extern "C" Datum

@@ -96,11 +96,13 @@ extern void pgkm_parse_args(FunctionCallInfo fcinfo, int first, PgkmArgs *args);
 extern bool pgkm_kernel_by_name(const char *name, int32 *kernel);
 
 /*
- * May the values be shifted per column before narrowing (row_convert.h)?
- * Not for kernel k-means with the polynomial or sigmoid kernel, whose K
- * depends on the origin (through x.y); Lloyd's distances and the linear
- * and RBF kernels' feature-space distances do not change with a translation.
+ * Does the kernel depend on the origin? The polynomial and sigmoid kernels
+ * do (through x.y); the linear and RBF kernels' feature-space distances,
+ * like Lloyd's, do not change with a translation.
  */
+extern bool pgkm_kernel_needs_origin(int32 kernel);
+
+/* May the values be shifted per column before narrowing (row_convert.h)? */
 extern bool pgkm_shift_allowed(const PgkmArgs *args);
 extern void pgkm_gpu_plugin_path(char *buf, size_t len);
 

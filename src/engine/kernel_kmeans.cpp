@@ -24,12 +24,13 @@
  * data has k points apart in feature space. An empty cluster takes no part
  * in a pass's argmin. After a pass, each empty cluster of the partition at
  * hand takes a row farthest from its own centroid (the largest D above
- * rounding, lowest row on ties, one distinct row per cluster, from a
- * cluster that keeps a row; relocate.h): (1) on the initial partition
- * (random or given labels can leave a cluster empty), after one pass that
- * measures D, so that the initial partition is the run's true start; (2)
- * after every iteration's pass; (3) on the final assignment, which is then
- * made again from the repaired partition (one more pass), at most k times.
+ * rounding, lowest row on ties, one distinct row per cluster; relocate.h):
+ * (1) on the initial partition (random or given labels can leave a cluster
+ * empty), after one pass that measures D, from a cluster that keeps a row,
+ * so that the initial partition is the run's true start; (2) on every
+ * iteration's assignment; (3) on the final assignment, which is then made
+ * again from the repaired partition (one more pass), at most k times. In
+ * (2) and (3) a cluster a move empties is filled in its turn.
  * A move takes a row with D > 0 to D = 0, so the objective falls and no
  * partition repeats. A cluster stays empty only when every row coincides
  * with its centroid (fewer points apart than k: it is dropped, result.k <

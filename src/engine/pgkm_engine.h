@@ -161,8 +161,9 @@ typedef struct pgkm_result
 	int64_t		n;
 	int32_t		d;
 	int32_t		k;				/* clusters returned; < k_requested only when
-								 * the data (as float32) has only k distinct
-								 * points, or unfilled_clusters > 0 */
+								 * the data (as float32; for method KERNEL in
+								 * the kernel's feature space) has only k
+								 * distinct points, or unfilled_clusters > 0 */
 	int32_t		k_requested;
 	/* All in the caller's units (pgkm_options.shift, scale_log2). */
 	const double *centroids;	/* k x d */
@@ -179,7 +180,8 @@ typedef struct pgkm_result
 	int32_t		empty_cluster_repairs;	/* empty clusters split or moved to a row */
 	int32_t		unfilled_clusters;	/* dropped although rows stayed apart from
 									 * every centroid: only the GPU's float32
-									 * labels can do that; 0 on the CPU */
+									 * labels can do that for Lloyd; kernel
+									 * k-means after k rounds of moves */
 	double		elapsed_s;
 	const char *device;			/* "cpu" or "gpu" */
 	const char *device_detail;	/* e.g. "NVIDIA H100 80GB HBM3" or "8 threads" */

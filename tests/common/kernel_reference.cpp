@@ -155,8 +155,8 @@ pass_from(const std::vector<double> &K, int64_t n, const std::vector<int32_t> &L
 }
 
 /*
- * The documented move into empty clusters after pass p: each empty cluster
- * of part, in index order, takes the next row by D (largest first, lowest
+ * The documented move into empty clusters after pass p: each cluster empty
+ * in part, in index order, takes the next row by D (largest first, lowest
  * row on ties) that is apart from its centroid (D above the rounding of a
  * cluster of equal rows) and differs from the rows already taken;
  * keep_donors (the initial partition): and leaves a cluster of part that
@@ -181,13 +181,15 @@ fill_empty(std::vector<int32_t> &part, const Pass &p, const std::vector<double> 
 	}
 	std::stable_sort(order.begin(), order.end(),
 					 [&](int64_t a, int64_t b) { return p.dist2[a] > p.dist2[b]; });
+	std::vector<int32_t> empty;	/* those of the partition given, not those a move empties */
+	for (int32_t c = 0; c < k; c++)
+		if (size[c] == 0)
+			empty.push_back(c);
 	std::vector<int64_t> taken;
 	int			moved = 0;
 	size_t		next = 0;
-	for (int32_t c = 0; c < k; c++)
+	for (int32_t c : empty)
 	{
-		if (size[c] != 0)
-			continue;
 		for (; next < order.size(); next++)
 		{
 			const int64_t r = order[next];
