@@ -22,20 +22,14 @@
  * Empty clusters (Popcorn leaves them at the feature-space origin, where
  * they capture rows) follow the driver's Lloyd: k clusters whenever the
  * data has k points apart in feature space. An empty cluster takes no part
- * in a pass's argmin. After a pass, each empty cluster of the partition at
- * hand takes a row farthest from its own centroid (the largest D above
- * rounding, lowest row on ties, one distinct row per cluster; relocate.h):
- * (1) on the initial partition (random or given labels can leave a cluster
- * empty), after one pass that measures D, from a cluster that keeps a row,
- * so that the initial partition is the run's true start; (2) on every
- * iteration's assignment; (3) on the final assignment, which is then made
- * again from the repaired partition (one more pass), at most k times. In
- * (2) and (3) a cluster a move empties is filled in its turn.
- * A move takes a row with D > 0 to D = 0, so the objective falls and no
- * partition repeats. A cluster stays empty only when every row coincides
- * with its centroid (fewer points apart than k: it is dropped, result.k <
- * k_requested), or after those k rounds (unfilled_clusters). After a move
- * the next step does not test the shift.
+ * in a pass's argmin; after a pass it takes a far row (kernel_relocate.cpp)
+ * (1) on the initial partition, after one pass that measures D, so that the
+ * initial partition is the run's true start; (2) on every iteration's
+ * assignment; (3) on the final assignment, which is then made again from
+ * the repaired partition (one more pass), at most k times. A cluster stays
+ * empty only when every row coincides with its centroid (fewer points apart
+ * than k: it is dropped, result.k < k_requested), or after those k rounds
+ * (unfilled_clusters). After a move the next step does not test the shift.
  * Units: the data is x = (X - shift) 2^e (pgkm_options); K is evaluated
  * with gamma 2^-2e (KernelParams::in_engine_units), so it is the caller's K
  * for the RBF, polynomial and sigmoid kernels and 2^2e times it for the
@@ -48,7 +42,6 @@
  */
 #include "kernel_kmeans.h"
 #include "errors.h"
-#include "relocate.h"
 #include "rng.h"
 #include "run_phases.h"
 #include "stats.h"
@@ -104,11 +97,7 @@ private:
 	void		step_final(pgkm_progress *progress);
 	void		run_pass();
 	double		centroid_shift() const;
-	bool		apart(int64_t i) const;
-	std::vector<int64_t> rows_for_empty(const std::vector<int32_t> &part,
-										std::vector<int64_t> sizes, bool keep_donors) const;
-	int32_t		fill_empty(std::vector<int32_t> &part, std::vector<int64_t> &sizes,
-						   bool keep_donors);
+	KernelPassView last_pass() const;
 	void		end_or_fill(pgkm_progress *progress);
 	void		end_run(int32_t unfilled, pgkm_progress *progress);
 	void		finish();
@@ -268,7 +257,7 @@ KernelLoop::step_init(pgkm_progress *progress)
 	{
 		/* a cluster without rows has no centroid to start from: one pass measures D, it takes a far row */
 		run_pass();
-		repairs_ += fill_empty(labels_, sizes_, true);
+		repairs_ += kernel_fill_empty(last_pass(), labels_, sizes_, true);
 	}
 	init_labels_ = labels_;
 	phase_ = Phase::Iterate;
@@ -309,64 +298,12 @@ KernelLoop::centroid_shift() const
 	return shift;
 }
 
-/*
- * Is row i apart from its centroid after the last pass (D above rounding)?
- * A row equal to every member of its cluster c gets D = 0 up to the
- * rounding of C_c, a sum of |L_c|^2 equal values: about |L_c| 2^-53 of
- * K_ii + C_c (exactly 0 for one member).
- */
-bool
-KernelLoop::apart(int64_t i) const
+/* The last pass, for the moves into empty clusters. */
+KernelPassView
+KernelLoop::last_pass() const
 {
-	const int32_t c = new_labels_[i];
-	const double bound = (std::fabs(dev_->diag()[i]) + std::fabs(norms_[c])) *
-		((double) sizes_[c] + 4) * 0x1p-52;
-	return dist2_[i] > bound;
-}
-
-/*
- * The rows the empty clusters of part (sizes: its cluster sizes) move to,
- * in cluster order: the rows farthest from their centroid in the last pass,
- * one distinct row each; keep_donors: each leaving a cluster of part that
- * keeps a row (for the initial partition; after a pass, a cluster left
- * empty so is filled in its turn).
- */
-std::vector<int64_t>
-KernelLoop::rows_for_empty(const std::vector<int32_t> &part, std::vector<int64_t> sizes,
-						   bool keep_donors) const
-{
-	const int32_t empty = (int32_t) std::count(sizes.begin(), sizes.begin() + k_, 0);
-	if (empty == 0)
-		return {};
-	std::vector<double> far(n_);
-	for (int64_t i = 0; i < n_; i++)
-		far[i] = apart(i) ? dist2_[i] : 0;
-	if (!keep_donors)
-		return farthest_distinct_rows(x_, n_, d_, far.data(), empty);
-	return farthest_distinct_rows(x_, n_, d_, far.data(), empty, [&](int64_t r) {
-		if (sizes[part[r]] < 2)
-			return false;
-		sizes[part[r]]--;
-		return true;
-	});
-}
-
-/* Moves rows_for_empty into the empty clusters of part; returns the rows moved. */
-int32_t
-KernelLoop::fill_empty(std::vector<int32_t> &part, std::vector<int64_t> &sizes, bool keep_donors)
-{
-	std::vector<int64_t> rows = rows_for_empty(part, sizes, keep_donors);
-	std::vector<int32_t> empty;
-	for (int32_t c = 0; c < k_ && empty.size() < rows.size(); c++)
-		if (sizes[c] == 0)
-			empty.push_back(c);
-	for (size_t i = 0; i < rows.size(); i++)
-	{
-		sizes[part[rows[i]]]--;
-		part[rows[i]] = empty[i];
-		sizes[empty[i]] = 1;
-	}
-	return (int32_t) rows.size();
+	return KernelPassView {x_, n_, d_, k_, new_labels_.data(), dist2_.data(), dev_->diag(),
+						   norms_.data(), sizes_.data()};
 }
 
 void
@@ -387,7 +324,7 @@ KernelLoop::step_iterate(pgkm_progress *progress)
 		moved += new_labels_[i] != labels_[i];
 	const double inertia = objective(dist2_);
 	count_sizes(new_labels_, k_, new_sizes_);
-	const int32_t repaired = fill_empty(new_labels_, new_sizes_, false);
+	const int32_t repaired = kernel_fill_empty(last_pass(), new_labels_, new_sizes_, false);
 	repairs_ += repaired;
 	iterations_ = s + 1;
 	fill_progress(progress, iterations_, inertia, moved);
@@ -432,7 +369,7 @@ KernelLoop::end_or_fill(pgkm_progress *progress)
 	int32_t		unfilled = 0;
 	if (fill_rounds_ < k_)
 	{
-		const int32_t moved = fill_empty(new_labels_, new_sizes_, false);
+		const int32_t moved = kernel_fill_empty(last_pass(), new_labels_, new_sizes_, false);
 		if (moved > 0)
 		{
 			repairs_ += moved;
@@ -445,7 +382,7 @@ KernelLoop::end_or_fill(pgkm_progress *progress)
 			return;
 		}
 	}
-	else if (!rows_for_empty(new_labels_, new_sizes_, false).empty())
+	else if (!kernel_rows_for_empty(last_pass(), new_labels_, new_sizes_, false).empty())
 		unfilled = (int32_t) std::count(new_sizes_.begin(), new_sizes_.begin() + k_, 0);
 	end_run(unfilled, progress);
 }
