@@ -194,8 +194,9 @@ def test_same_as_fp64_reference_from_the_same_labels(conn, kind, params, tol, se
 #    1e-24 and near 1e20 (scaled). The reference is the fp64 loop above on the
 #    double precision values as stored (translated by the column means for the
 #    translation-invariant kernels: the same distances, without fp64's own
-#    cancellation), from the same initial labels; kmeans_predict must give
-#    every training row its fitted label and new rows the reference's cluster.
+#    cancellation), from the same initial labels, centroids the means of the
+#    final clusters; kmeans_predict must give every training row its fitted
+#    label and new rows the reference's cluster.
 
 Z_SPREAD = 0.8  # blobs: centres in [-10, 10], this standard deviation
 
@@ -268,10 +269,10 @@ def test_kernel_of_the_tables_values(conn, kind, magnitude):
         cur.execute("SELECT iterations, inertia FROM kmeans_fit(%%(m)s, %%(t)s::regclass, %s, %%(k)s%s)"
                     % (sql_array(cols), named), dict(args, m=model, t=table, k=k))
         iterations, inertia = cur.fetchone()
-        cur.execute("SELECT kernel_members, kernel_shift IS NOT NULL, kernel_scale_log2 "
+        cur.execute("SELECT kernel_members, kernel_shift IS NOT NULL, kernel_scale_log2, centroids "
                     "FROM kmeans_model_store WHERE model = %s", (model,))
-        members, shifted, scale_log2 = cur.fetchone()
-        members = np.array(members)
+        members, shifted, scale_log2, centroids = cur.fetchone()
+        members, centroids = np.array(members), np.array(centroids, dtype=np.float64)
         predicted = []
         for x in np.vstack([X, X_new]):
             cur.execute("SELECT kmeans_predict(%s, %s::float8[])", (model, [float(v) for v in x]))
@@ -303,3 +304,6 @@ def test_kernel_of_the_tables_values(conn, kind, magnitude):
     np.testing.assert_allclose(inertia, np.maximum(ref_d2, 0).sum(), rtol=1e-5, atol=1e-5 * scale)
     assert (predicted[:n] == labels).all()
     assert (predicted[n:] == ref_new).all()
+    # centroids: the input-space means of the final clusters, in the table's units
+    means = np.array([X[ref_labels == c].mean(0) for c in range(k)])
+    np.testing.assert_allclose(centroids, means, rtol=0, atol=1e-6 * np.abs(Xr).max())
