@@ -3,7 +3,7 @@
 # pg_kmeans.so; `make install` also installs the CUDA plugin when one was built.
 EXTENSION   = pg_kmeans
 MODULE_big  = pg_kmeans
-OBJS        = $(patsubst %.cpp,%.o,$(wildcard src/*.cpp))
+OBJS        = $(patsubst %.cpp,%.o,$(wildcard src/pg/*.cpp))
 DATA        = sql/pg_kmeans--0.1.sql
 REGRESS     = $(filter-out pg_kmeans--%,$(notdir $(basename $(wildcard sql/*.sql))))
 REGRESS_OPTS = --load-extension=pg_kmeans
@@ -40,7 +40,7 @@ engine: $(BUILD_DIR)/engine_link.mk
 	$(CMAKE) --build $(BUILD_DIR) -j$(shell nproc)
 $(ENGINE_LIB): engine
 $(shlib): $(ENGINE_LIB)
-$(OBJS): src/engine/pgkm_engine.h $(wildcard src/*.h)
+$(OBJS): src/engine/pgkm_engine.h $(wildcard src/pg/*.h)
 
 engine-test: engine
 	cd $(BUILD_DIR) && ctest --output-on-failure

@@ -6,7 +6,7 @@
 #ifndef PGKM_MODEL_STORE_H
 #define PGKM_MODEL_STORE_H
 
-#include "pg_kmeans.h"
+#include "pg_headers.h"
 
 /* A model's arrays as the readers use them. */
 typedef struct PgkmModel

@@ -7,7 +7,7 @@
 #ifndef PGKM_SCAN_H
 #define PGKM_SCAN_H
 
-#include "pg_kmeans.h"
+#include "pg_headers.h"
 #include "row_convert.h"
 
 /* One requested feature column, as found in the relation being read. */

@@ -3,7 +3,7 @@
  * with interrupt checks and progress reports in between, and expose the
  * result until the caller has emitted its rows.
  */
-#include "pg_kmeans.h"
+#include "pg_headers.h"
 #include "errors.h"
 #include "row_convert.h"
 

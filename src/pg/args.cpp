@@ -4,7 +4,7 @@
  */
 #include <cmath>
 
-#include "pg_kmeans.h"
+#include "pg_headers.h"
 
 /*
  * Why a table per option: one place holds both the accepted spellings and

@@ -5,7 +5,7 @@
  * (kmeans() bounds its memory by pg_kmeans.memory_limit, not work_mem: see
  * output_max_kbytes).
  */
-#include "pg_kmeans.h"
+#include "pg_headers.h"
 
 extern "C"
 {

@@ -11,7 +11,7 @@
 #ifndef PGKM_ERRORS_H
 #define PGKM_ERRORS_H
 
-#include "pg_kmeans.h"
+#include "pg_headers.h"
 
 #define PGKM_ERRBUF 512
 
