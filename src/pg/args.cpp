@@ -1,10 +1,12 @@
 /*
  * args.cpp: reading and validating the SQL arguments shared by kmeans(),
- * kmeans_centroids() and kmeans_fit().
+ * kmeans_centroids() and kmeans_fit(), and the engine options they make.
  */
-#include <cmath>
+#include "args.h"
+#include "budget.h"
+#include "module.h"
 
-#include "pg_headers.h"
+#include <cmath>
 
 /*
  * Why a table per option: one place holds both the accepted spellings and
@@ -296,12 +298,11 @@ pgkm_gpu_plugin_path(char *buf, size_t len)
 		snprintf(buf, len, "%s/pg_kmeans_cuda.so", pkglib_path);
 }
 
-/* See pg_kmeans.h; plugin_path is caller-owned storage that must outlive the run. */
 void
 pgkm_build_options(const PgkmArgs *args, const PgkmData *data, bool need_tids,
 				   pgkm_options *opt, char *plugin_path, size_t plugin_len)
 {
-	int64		limit = (int64) pgkm_guc_memory_limit_kb * 1024;
+	int64		engine_limit = pgkm_engine_memory_limit(data, need_tids);
 
 	pgkm_options_default(opt);
 	opt->k = args->k;
@@ -321,6 +322,6 @@ pgkm_build_options(const PgkmArgs *args, const PgkmData *data, bool need_tids,
 	opt->gamma = args->gamma;
 	opt->coef0 = args->coef0;
 	opt->degree = args->degree;
-	if (limit > 0)
-		opt->memory_limit = Max(limit - pgkm_data_bytes(data->n, data->d, need_tids), 1);
+	if (engine_limit > 0)
+		opt->memory_limit = engine_limit;
 }

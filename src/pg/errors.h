@@ -1,12 +1,16 @@
 /*
- * errors.h: the C++ / PostgreSQL boundary of the glue.
+ * errors.h: the C++ / PostgreSQL boundary of the glue, and the errors it
+ * reports for the engine (errors.cpp).
  *
  * PostgreSQL reports errors with longjmp, C++ with exceptions; neither may
  * cross the other. The glue therefore (1) never lets a C++ exception leave a
- * glue function: any C++ work runs inside pgkm_cxx_guard(), which is
- * noexcept and turns an exception into a message in a caller-owned char
- * buffer, and (2) calls ereport() only after that helper returned, with
- * nothing but plain data on the stack, so that a longjmp skips no destructor.
+ * glue function: any C++ work runs inside glue_guard(), which is noexcept
+ * and turns an exception into a message in a caller-owned char buffer, and
+ * (2) calls ereport() only after that helper returned, with nothing but
+ * plain data on the stack, so that a longjmp skips no destructor.
+ *
+ * The same pattern, one guard per layer: glue_guard here, engine_guard in
+ * the engine (src/engine/errors.h), the CUDA plugin's own in cuda/api.cu.
  */
 #ifndef PGKM_ERRORS_H
 #define PGKM_ERRORS_H
@@ -22,7 +26,7 @@
  */
 template <typename F>
 static inline bool
-pgkm_cxx_guard(F &&f, char *errbuf, size_t errlen) noexcept
+glue_guard(char *errbuf, size_t errlen, F &&f) noexcept
 {
 	try
 	{
@@ -43,5 +47,15 @@ pgkm_cxx_guard(F &&f, char *errbuf, size_t errlen) noexcept
 	}
 	return false;
 }
+
+/*
+ * An engine status other than PGKM_OK or PGKM_DONE as an ERROR with its
+ * SQLSTATE (an interrupt as the cancel or timeout that caused it); err is
+ * the engine's message.
+ */
+extern void pgkm_report_engine_error(int rc, const char *err) pg_attribute_noreturn();
+
+/* "NaN", "Infinity" or "-Infinity", as PostgreSQL spells them (v not finite). */
+extern const char *pgkm_nonfinite_name(double v);
 
 #endif							/* PGKM_ERRORS_H */

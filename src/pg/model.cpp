@@ -6,6 +6,9 @@
  * writing the store, and who may do what, is model_store.cpp's.
  */
 #include "model_store.h"
+#include "clustering.h"
+#include "errors.h"
+#include "srf.h"
 
 #include <cmath>
 
@@ -396,8 +399,7 @@ pgkm_kmeans_predict(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
 					 errmsg("features contain a non-finite value (%s) at position %d",
-							std::isnan(x[i]) ? "NaN" : (x[i] > 0 ? "Infinity" : "-Infinity"),
-							i + 1)));
+							pgkm_nonfinite_name(x[i]), i + 1)));
 	if (cache->m.kernel_rows)
 	{
 		/* -1 only when the engine could not allocate its k sums (the model was checked) */

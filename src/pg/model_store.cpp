@@ -14,6 +14,7 @@
  * here may run an operator or function that another role defined.
  */
 #include "model_store.h"
+#include "args.h"
 
 extern "C"
 {
@@ -95,15 +96,18 @@ store_exec(PgkmStore *st, bool as_owner, const char *sql, int nargs, Oid *types,
 		GetUserIdAndSecContext(&saved_user, &saved_sec);
 		SetUserIdAndSecContext(st->store_owner, saved_sec | SECURITY_LOCAL_USERID_CHANGE |
 							   SECURITY_RESTRICTED_OPERATION);
+		/* PG_CATCH, not PG_FINALLY: gcc's -Wclobbered flags PG_FINALLY's own flag */
 		PG_TRY();
 		{
 			rc = SPI_execute_with_args(sql, nargs, types, vals, nulls, read_only, 0);
 		}
-		PG_FINALLY();
+		PG_CATCH();
 		{
 			SetUserIdAndSecContext(saved_user, saved_sec);
+			PG_RE_THROW();
 		}
 		PG_END_TRY();
+		SetUserIdAndSecContext(saved_user, saved_sec);
 	}
 	if (rc != expected)
 		elog(ERROR, "pg_kmeans model store statement failed: %s", SPI_result_code_string(rc));

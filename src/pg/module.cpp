@@ -1,7 +1,7 @@
 /*
  * pg_kmeans.cpp: module magic and the server-level settings (GUCs).
  */
-#include "pg_headers.h"
+#include "module.h"
 
 extern "C"
 {

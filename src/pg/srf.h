@@ -1,0 +1,19 @@
+/*
+ * srf.h: the result rows that kmeans_centroids() (srf.cpp) and the stored
+ * models (model.cpp) share.
+ */
+#ifndef PGKM_SRF_H
+#define PGKM_SRF_H
+
+#include "pg_headers.h"
+
+/* A float8[] from a C array of doubles. */
+extern ArrayType *pgkm_float8_array(const double *v, int n);
+
+/* Rows (cluster, centroid, size, inertia) into the call's tuplestore. */
+extern void pgkm_emit_centroid_rows(FunctionCallInfo fcinfo, int32 k, int32 d,
+									const double *centroids,
+									const int64 *sizes,
+									const double *cluster_inertia);
+
+#endif							/* PGKM_SRF_H */
