@@ -446,39 +446,99 @@ create_token(PgkmStore *st, bytea **nonce)
 	return token;
 }
 
+static void
+add_value(PgkmStoreRow *row, const char *name, bool option, Oid type, Datum value, bool isnull)
+{
+	PgkmStoreValue *v;
+
+	if (row->n == PGKM_STORE_MAX_VALUES)
+		elog(ERROR, "too many k-means model values (at most %d)", PGKM_STORE_MAX_VALUES);
+	v = &row->values[row->n++];
+	v->name = name;
+	v->option = option;
+	v->type = type;
+	v->value = value;
+	v->isnull = isnull;
+}
+
+void
+pgkm_store_set(PgkmStoreRow *row, const char *column, Oid type, Datum value)
+{
+	add_value(row, column, false, type, value, false);
+}
+
+void
+pgkm_store_set_null(PgkmStoreRow *row, const char *column, Oid type)
+{
+	add_value(row, column, false, type, (Datum) 0, true);
+}
+
+void
+pgkm_store_set_option(PgkmStoreRow *row, const char *key, Oid type, Datum value)
+{
+	add_value(row, key, true, type, value, false);
+}
+
 /*
  * Why lock the row, then insert with ON CONFLICT DO NOTHING and try again:
  * the ownership check and the write must see the same row. A row of another
  * role is refused; a row whose token is gone is taken over with a new token;
  * a name another transaction inserted meanwhile is read again once it has
- * committed.
+ * committed. Parameters: $1 the model, $2 its token and $3 its nonce (NULL
+ * in a refit: kept), then row's values in order.
  */
 void
-pgkm_store_save(PgkmStore *st, text *model, const char *columns, const char *values_sql,
-				int nvals, Oid *types, Datum *vals, const char *nulls)
+pgkm_store_save(PgkmStore *st, text *model, const PgkmStoreRow *row)
 {
-	int			nargs = nvals + 3;
+	int			nargs = row->n + 3;
 	Oid		   *t = (Oid *) palloc(sizeof(Oid) * nargs);
 	Datum	   *v = (Datum *) palloc(sizeof(Datum) * nargs);
 	char	   *n = (char *) palloc(nargs);
-	char	   *lock_sql = psprintf("SELECT token FROM %s WHERE model OPERATOR(pg_catalog.=) $1 "
-									"FOR UPDATE", st->store);
-	char	   *update_sql = psprintf("UPDATE %s SET (token, nonce, %s) = "
-									  "(COALESCE($2, token), COALESCE($3, nonce), %s) "
-									  "WHERE model OPERATOR(pg_catalog.=) $1",
-									  st->store, columns, values_sql);
-	char	   *insert_sql = psprintf("INSERT INTO %s (model, token, nonce, %s) "
-									  "VALUES ($1, $2, $3, %s) ON CONFLICT (model) DO NOTHING",
-									  st->store, columns, values_sql);
+	StringInfoData columns,
+				values,
+				options;
+	char	   *lock_sql;
+	char	   *update_sql;
+	char	   *insert_sql;
 
+	initStringInfo(&columns);
+	initStringInfo(&values);
+	initStringInfo(&options);
+	for (int i = 0; i < row->n; i++)
+	{
+		const PgkmStoreValue *val = &row->values[i];
+
+		t[i + 3] = val->type;
+		v[i + 3] = val->value;
+		n[i + 3] = val->isnull ? 'n' : ' ';
+		if (val->option)
+			appendStringInfo(&options, "%s%s, $%d", options.len > 0 ? ", " : "",
+							 quote_literal_cstr(val->name), i + 4);
+		else
+		{
+			appendStringInfo(&columns, ", %s", quote_identifier(val->name));
+			appendStringInfo(&values, ", $%d", i + 4);
+		}
+	}
+	if (options.len > 0)
+	{
+		appendStringInfoString(&columns, ", options");
+		appendStringInfo(&values, ", pg_catalog.jsonb_build_object(%s)", options.data);
+	}
+	lock_sql = psprintf("SELECT token FROM %s WHERE model OPERATOR(pg_catalog.=) $1 "
+						"FOR UPDATE", st->store);
+	update_sql = psprintf("UPDATE %s SET (token, nonce%s) = "
+						  "(COALESCE($2, token), COALESCE($3, nonce)%s) "
+						  "WHERE model OPERATOR(pg_catalog.=) $1",
+						  st->store, columns.data, values.data);
+	insert_sql = psprintf("INSERT INTO %s (model, token, nonce%s) "
+						  "VALUES ($1, $2, $3%s) ON CONFLICT (model) DO NOTHING",
+						  st->store, columns.data, values.data);
 	t[0] = TEXTOID;
 	t[1] = OIDOID;
 	t[2] = BYTEAOID;
 	v[0] = PointerGetDatum(model);
 	n[0] = ' ';
-	memcpy(t + 3, types, sizeof(Oid) * nvals);
-	memcpy(v + 3, vals, sizeof(Datum) * nvals);
-	memcpy(n + 3, nulls, nvals);
 
 	delete_orphans(st);
 	for (int attempt = 1;; attempt++)

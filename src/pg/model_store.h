@@ -93,13 +93,37 @@ extern bool pgkm_store_load(PgkmStore *st, text *model, MemoryContext cxt,
 							PgkmModel *out);
 
 /*
- * Store a model: a new one owned by the caller, or a refit of one the caller
- * owns (keeping its owner and grants). columns and values_sql list the data
- * columns and their SQL values, with parameters $4.. (nvals of them).
+ * The values of a model row by name, as kmeans_fit() writes them: columns
+ * of kmeans_model_store, and keys of its options jsonb. Why by name: the
+ * statements are made from this list, so a value cannot land in the wrong
+ * column or parameter.
  */
-extern void pgkm_store_save(PgkmStore *st, text *model, const char *columns,
-							const char *values_sql, int nvals, Oid *types,
-							Datum *vals, const char *nulls);
+#define PGKM_STORE_MAX_VALUES 40
+
+typedef struct PgkmStoreValue
+{
+	const char *name;			/* column, or options key */
+	bool		option;
+	Oid			type;
+	Datum		value;
+	bool		isnull;
+} PgkmStoreValue;
+
+typedef struct PgkmStoreRow
+{
+	int			n;
+	PgkmStoreValue values[PGKM_STORE_MAX_VALUES];
+} PgkmStoreRow;
+
+extern void pgkm_store_set(PgkmStoreRow *row, const char *column, Oid type, Datum value);
+extern void pgkm_store_set_null(PgkmStoreRow *row, const char *column, Oid type);
+extern void pgkm_store_set_option(PgkmStoreRow *row, const char *key, Oid type, Datum value);
+
+/*
+ * Store a model: a new one owned by the caller, or a refit of one the caller
+ * owns (keeping its owner and grants), with the values of row.
+ */
+extern void pgkm_store_save(PgkmStore *st, text *model, const PgkmStoreRow *row);
 
 /* The caller's kmeans_models row of a model, formed in cxt; NULL when none. */
 extern HeapTuple pgkm_store_model_row(PgkmStore *st, text *model, TupleDesc desc,
