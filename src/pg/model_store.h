@@ -1,7 +1,8 @@
 /*
  * model_store.h: stored k-means models, shared by model.cpp (the SQL
- * functions), model_store.cpp (reading and writing the store, tokens) and
- * model_values.cpp (what a stored model's values must be).
+ * functions), model_store.cpp (the store's statements, owners, tokens,
+ * writes), model_load.cpp (a model read for use) and model_values.cpp (what
+ * a stored model's values must be).
  */
 #ifndef PGKM_MODEL_STORE_H
 #define PGKM_MODEL_STORE_H
@@ -79,6 +80,15 @@ typedef struct PgkmStore
 extern void pgkm_store_open(FunctionCallInfo fcinfo, PgkmStore *st);
 extern void pgkm_store_close(PgkmStore *st);
 
+/* Run one statement, as the caller or as the store's owner; SPI's code must be expected. */
+extern int	pgkm_store_exec(PgkmStore *st, bool as_owner, const char *sql, int nargs,
+							Oid *types, Datum *vals, const char *nulls, bool read_only,
+							int expected);
+
+/* The same with the model name as $1, the only parameter. */
+extern void pgkm_store_exec_on_model(PgkmStore *st, bool as_owner, const char *sql,
+									 text *model, bool read_only, int expected);
+
 /* The owner of a model whatever the caller may see; false when none. */
 extern bool pgkm_store_owner_of(PgkmStore *st, text *model, Oid *owner);
 
@@ -87,7 +97,7 @@ extern bool pgkm_store_find(PgkmStore *st, text *model, Oid *token, Oid *owner);
 
 /*
  * A model the caller may use, checked (ERRCODE_DATA_CORRUPTED otherwise),
- * its arrays allocated in cxt; false when there is none.
+ * its arrays allocated in cxt; false when there is none (model_load.cpp).
  */
 extern bool pgkm_store_load(PgkmStore *st, text *model, MemoryContext cxt,
 							PgkmModel *out);
