@@ -9,6 +9,7 @@
  * the sort's unstable order cannot change them); inertia is summed per row in
  * window order, so deterministic mode stays bit-identical run to run.
  */
+#include "device/distance.cuh"
 #include "device/sums.cuh"
 #include "launch.cuh"
 
@@ -25,7 +26,8 @@ static constexpr size_t SU_ROW_BYTES = 4 + 2 + 8;
 
 /*
  * Update after the labels of a chunk are written (shape: x rows x d as the
- * path keeps it, c64 in the same frame, d <= 32 CPL): per window of W rows, a
+ * path keeps it, read back as stored by XM: 0 as kept, 1 shifted (GEMM),
+ * 2 split and shifted (GEMM 3xTF32); d <= 32 CPL): per window of W rows, a
  * counting sort by label in shared memory; warp w takes sorted positions
  * [w W/8, (w+1) W/8) with lanes over columns, accumulating each lane's columns
  * in registers (fixed point when DET, fp64 otherwise) and flushing them with
@@ -35,7 +37,7 @@ static constexpr size_t SU_ROW_BYTES = 4 + 2 + 8;
  * distance (inertia, dist2). Dynamic shared memory: [private sums if a.priv]
  * [k counters][W labels][W positions][W distances].
  */
-template <int CPL, bool DET, int W, bool SPLIT>
+template <int CPL, bool DET, int W, int XM>
 __global__ void __launch_bounds__(SU_THREADS, 2)
 sorted_update_kernel(PassArgs a, int64_t slot_base)
 {
@@ -124,12 +126,12 @@ sorted_update_kernel(PassArgs a, int64_t slot_base)
 		};
 		auto		load_row = [&](int p, float (&v)[CPL]) {
 			const float *src = a.x + (tile0 + order_s[p]) * d;
-			const float *lo = SPLIT ? a.xlo + (tile0 + order_s[p]) * d : nullptr;	/* GEMM 3xTF32: x' = x + lo */
+			const float *lo = XM == 2 ? a.xlo + (tile0 + order_s[p]) * d : nullptr;
 #pragma unroll
 			for (int m = 0; m < CPL; m++)
 			{
 				int			col = lane + 32 * m;
-				v[m] = col < d ? (SPLIT ? src[col] + lo[col] : src[col]) : 0.0f;
+				v[m] = col < d ? stored_value(src, lo, XM ? a.shift : nullptr, col) : 0.0f;
 			}
 		};
 		if (PREFETCH && p0 < p1)
@@ -205,8 +207,9 @@ static void
 launch_update_t(Run &r, const PassArgs &a, int64_t slot_base, size_t smem, cudaStream_t s)
 {
 	int			grid = (int) std::max<int64_t>(1, std::min<int64_t>(r.plan.grid, (a.rows + W - 1) / W));
-	/* x' in two parts (GEMM 3xTF32): its own instances, so TILED's registers stay as they were */
-	auto		kernel = a.xlo ? sorted_update_kernel<CPL, DET, W, true> : sorted_update_kernel<CPL, DET, W, false>;
+	/* the GEMM path's shifted (and split) rows: their own instances, so TILED's registers stay as they were */
+	auto		kernel = a.xlo ? sorted_update_kernel<CPL, DET, W, 2>
+		: a.shift ? sorted_update_kernel<CPL, DET, W, 1> : sorted_update_kernel<CPL, DET, W, 0>;
 	allow_smem((const void *) kernel, r, smem);
 	kernel<<<grid, SU_THREADS, smem, s>>>(a, slot_base);
 	CKLAUNCH("sorted_update_kernel");
