@@ -102,6 +102,9 @@ typedef struct PgkmData
 	PgkmTableRun *tables;		/* with tids: the table of every row, in runs */
 	int32		ntables;
 	int64		n_skipped_null; /* rows skipped for a NULL feature */
+	double	   *shift;			/* d, or NULL (0): x = float((value - shift) * 2^scale_log2) */
+	int32		scale_log2;
+	int64		distinct_rows;	/* distinct rows in fp64, counted up to k */
 	char	   *relname;		/* schema-qualified, quoted where needed */
 } PgkmData;
 

@@ -10,6 +10,7 @@
 #include "device.h"
 #include "pgkm_engine.h"
 #include "thread_pool.h"
+#include "units.h"
 #include "util.h"
 
 #include <memory>
@@ -57,6 +58,7 @@ private:
 		bool		converged = false;
 		int32_t		run = 0;
 		int32_t		repairs = 0;
+		int32_t		unfilled = 0;	/* dropped though rows stayed apart from every centroid */
 	};
 
 	void		choose_device(const char *plugin_path);
@@ -64,7 +66,9 @@ private:
 	void		step_iterate(pgkm_progress *progress);
 	void		step_final(pgkm_progress *progress);
 	void		finish();
+	void		to_callers_units();
 	int32_t		repair_empty_clusters();
+	double		fill_empty_clusters();
 	void		drop_empty_clusters();
 	void		fill_progress(pgkm_progress *p, int32_t iteration, double inertia,
 							  int64_t moved) const;
@@ -76,7 +80,8 @@ private:
 	pgkm_options opt_;
 	pgkm_interrupt_fn interrupt_;
 	void	   *interrupt_ctx_;
-	std::vector<double> given_;	/* INIT_GIVEN centroids */
+	pgkm::Units units_;			/* the caller's units: results are converted back */
+	std::vector<double> given_;	/* INIT_GIVEN centroids, in the engine's units */
 	pgkm::Stopwatch clock_;
 
 	/* what every run of n_init shares */

@@ -34,7 +34,8 @@ typedef enum pgkm_status
 	PGKM_ERR_NOMEM = 4,			/* host or device allocation failed */
 	PGKM_ERR_GPU_UNAVAILABLE = 5,	/* device=gpu but no usable GPU engine */
 	PGKM_ERR_GPU = 6,			/* a CUDA error during a GPU run */
-	PGKM_ERR_INTERNAL = 7		/* anything else (a bug) */
+	PGKM_ERR_INTERNAL = 7,		/* anything else (a bug) */
+	PGKM_ERR_RANGE = 8			/* a result beyond double precision's range */
 } pgkm_status;
 
 typedef enum pgkm_init_method
@@ -73,6 +74,17 @@ typedef struct pgkm_options
 	int32_t		deterministic;	/* GPU: fixed-order reductions (default 1) */
 	const char *gpu_plugin_path;	/* full path of pg_kmeans_cuda.so, or NULL */
 	int64_t		gpu_memory_limit;	/* bytes; 0 = whatever the device allows */
+
+	/*
+	 * How the float32 data x was made from the caller's values X:
+	 * x[i][j] = float((X[i][j] - shift[j]) * 2^scale_log2), shift d values
+	 * (NULL: all 0). initial_centroids and every result (centroids,
+	 * distances, inertia) are in X's units, converted in fp64. The
+	 * engine's float32 kernels need max |x| <= 2^60 / sqrt(12 d): larger
+	 * data is an error (scale it down).
+	 */
+	const double *shift;
+	int32_t		scale_log2;
 } pgkm_options;
 
 /* Fills *opt with the documented defaults (k = 0 must still be set). */
@@ -114,8 +126,10 @@ typedef struct pgkm_result
 	int64_t		n;
 	int32_t		d;
 	int32_t		k;				/* clusters returned; < k_requested only when
-								 * the data has fewer distinct points */
+								 * the data (as float32) has only k distinct
+								 * points, or unfilled_clusters > 0 */
 	int32_t		k_requested;
+	/* All in the caller's units (pgkm_options.shift, scale_log2). */
 	const double *centroids;	/* k x d */
 	const double *initial_centroids;	/* k x d, of the winning run */
 	const int32_t *labels;		/* n, in 0..k-1 */
@@ -127,7 +141,10 @@ typedef struct pgkm_result
 	int32_t		iterations;		/* of the winning run */
 	int32_t		converged;
 	int32_t		best_run;
-	int32_t		empty_cluster_repairs;	/* times an empty cluster was split */
+	int32_t		empty_cluster_repairs;	/* empty clusters split or moved to a row */
+	int32_t		unfilled_clusters;	/* dropped although rows stayed apart from
+									 * every centroid: only the GPU's float32
+									 * labels can do that; 0 on the CPU */
 	double		elapsed_s;
 	const char *device;			/* "cpu" or "gpu" */
 	const char *device_detail;	/* e.g. "NVIDIA H100 80GB HBM3" or "8 threads" */
@@ -148,7 +165,14 @@ int64_t		pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt);
  */
 int			pgkm_gpu_available(const char *plugin_path, char *info, size_t infolen);
 
-/* Index of the nearest centroid (squared Euclidean, fp64); *dist2 if non-NULL. */
+/*
+ * Index of the centroid nearest to x (Euclidean), the lowest index on
+ * exact ties, for any finite values: centroids are compared pairwise by
+ * sum_j (a_j - b_j)(a_j + b_j - 2 x_j) with power-of-two scaling, so no
+ * intermediate overflows and no common term hides the difference. *dist2
+ * (if non-NULL): the squared distance, +Infinity only when it exceeds
+ * double's range. -1 for bad arguments.
+ */
 int32_t		pgkm_nearest(const double *centroids, int32_t k, int32_t d,
 						 const double *x, double *dist2);
 
