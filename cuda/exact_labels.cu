@@ -70,7 +70,7 @@ decide_listed_kernel(PassArgs a)
 		__syncwarp();
 		if (bi >= k)
 			bi = 0;				/* all values NaN: cannot happen on finite data */
-		const double lim = label_limit(a.test, best, q, 0.0f);
+		const double lim = label_limit(a.test, best, q);
 		const int	lbl = warp_exact_label([&](int c) { return v[c]; }, k, lim, bi, x, nullptr, nullptr, a.c64, d);
 		if (lane == 0)
 		{

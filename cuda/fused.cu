@@ -214,7 +214,7 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 		for (int p = 0; p < PPT; p++)
 		{
 			const int64_t row = base + (int64_t) p * BLOCK + threadIdx.x;
-			const double lim = row < a.rows ? label_limit(a.test, best[p], DIRECT ? 0.0f : x2[DIRECT ? 0 : p], 0.0f)
+			const double lim = row < a.rows ? label_limit(a.test, best[p], DIRECT ? 0.0f : x2[DIRECT ? 0 : p])
 				: INFINITY;
 			unsigned	open = __ballot_sync(FULL, row < a.rows && !(second[p] > lim));
 			while (open)

@@ -72,7 +72,7 @@ tile_argmin_kernel(PassArgs a, int64_t slot_base)
 			bi = 0;				/* all values NaN: cannot happen on finite data */
 		const float *src = a.x + row * d;
 		const float *lo = a.xlo ? a.xlo + row * d : nullptr;
-		const double lim = label_limit(a.test, best, a.norms[row], a.norms[row]);
+		const double lim = label_limit(a.test, best, a.norms[row]);
 		if (!(second > lim))	/* warp-uniform */
 		{
 			bi = warp_exact_label([&](int c) { return a.bias[c] + t[c]; }, k, lim, bi, src, lo, a.shift, a.c64, d);

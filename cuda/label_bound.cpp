@@ -25,8 +25,8 @@
  *   |v_c - (||c'||^2 - 2 x'.c')| <= gamma_{d+1}(||c'||^2 + 2 X ||c'||) + a_u,
  * the CPU's GEMM-form error (a sum of d products and one more term with one
  * rounding each, in any order), and GemmFormBound holds with n_c = bias_c
- * (bias_c >= (1 - gamma_d) ||c'||^2, as its C^2 bound needs). y2 is the
- * kernel's float sum of x'^2 in any order; y2_up = x2_up covers it.
+ * (bias_c >= (1 - gamma_d) ||c'||^2, as its C^2 bound needs). x2 is the
+ * kernel's float sum of x'^2 in any order; its x2_up covers it.
  *
  * SHIFTED (gemm.cu, both products): the device keeps x' = x - s, s the
  * column shifts of exact_shift (below), so x' is exact and the stored row is
@@ -44,9 +44,9 @@
  * factors above, gx = delta + u (1 + delta), a_u = (6d + 8) 2^-126. With
  * L_c = v_c + Y^2 - E, U_b = v_b + Y^2 + E, (ii) is
  *   v_c - v_b > (a - 1)(v_b + Y^2) + (a + 1) E + b rho^2,
- * i.e. kv = ky = a - 1, kp = 2 (a + 1) gx C, k0 = (a + 1)(gb C^2 + a_u) +
- * b rho^2, with y2 = p2 >= Y^2 computed per row in fp64 and rounded up
- * (row_norms in elementwise.cu). A column without a large offset keeps s = 0
+ * i.e. kv = kx = a - 1, kxc = 2 (a + 1) gx C, k0 = (a + 1)(gb C^2 + a_u) +
+ * b rho^2, with x2 >= Y^2 computed per row in fp64 and rounded up
+ * (row_norms in elementwise.cu), x2_up = 1. A column without a large offset keeps s = 0
  * and loses nothing by it: its values are small next to their spread.
  * delta of the products:
  *   - fp32 SGEMM (CUBLAS_DEFAULT_MATH, no tensor cores): a sum of d products
@@ -124,9 +124,9 @@ shifted_test(Product product, const double *cent, const float *shift, const floa
 	const double au = (6.0 * d + 8) * 0x1p-126;
 	LabelTest	t {};
 	t.form = FORM_SHIFTED;
-	t.kv = t.ky = a - 1;
-	t.y2_up = 1;
-	t.kp = 2 * (a + 1) * gx * C;
+	t.kv = t.kx = a - 1;
+	t.x2_up = 1;
+	t.kxc = 2 * (a + 1) * gx * C;
 	t.k0 = (a + 1) * (gb * c2 + au) + b * rho * rho;
 	if (!(c2 <= pgkm::BOUND_HUGE_V))
 		t.k0 = std::numeric_limits<double>::infinity();
@@ -170,10 +170,10 @@ label_test(Path path, Product product, const double *cent, const float *mu, cons
 	b.set(cent, mu, cfl, bias, k, d);
 	t.form = FORM_CENTRED;
 	t.kv = b.kv;
-	t.ky = b.kx;
-	t.kp = 0;
+	t.kx = b.kx;
+	t.kxc = b.kxc;
 	t.k0 = b.k0;
-	t.y2_up = b.x2_up;
+	t.x2_up = b.x2_up;
 	return t;
 }
 

@@ -33,30 +33,31 @@ enum LabelForm
 {
 	FORM_NONE,					/* one TF32 product: labels as computed, never decided (a test's control) */
 	FORM_DIRECT,				/* sum_j (x_j - cf_j)^2 in float: limit = a1 v_b + b0 */
-	FORM_CENTRED,				/* ||c'||^2 - 2 x'.c', x' = fl(x - mu) in the kernel: y2 = fl(||x'||^2) */
-	FORM_SHIFTED				/* ||c'||^2 - 2 x'.c', x' = x - s exact (GEMM): y2 = p2 >= ||x'||^2 (row_norms) */
+	FORM_CENTRED,				/* ||c'||^2 - 2 x'.c', x' = fl(x - mu) in the kernel: x2 = fl(||x'||^2) */
+	FORM_SHIFTED				/* ||c'||^2 - 2 x'.c', x' = x - s exact (GEMM): x2 >= ||x'||^2 (row_norms) */
 };
 
 /*
  * FORM_DIRECT: limit = (a1 v_b + b0)(1 + 2^-40), +inf when v_b > 2^100 or b0 is not finite.
- * FORM_CENTRED, FORM_SHIFTED:
- *   limit = v_b + (kv v_b + ky y2 y2_up + kp sqrt(p2) + k0)(1 + 2^-40) + |v_b| 2^-40,
- *   +inf when v_b, y2, p2 or k0 is above 2^120 (float overflow near) or NaN.
+ * FORM_CENTRED, FORM_SHIFTED, with X^2 = x2 x2_up >= ||x'||^2:
+ *   limit = v_b + (kv v_b + kx X^2 + kxc X + k0)(1 + 2^-40) + |v_b| 2^-40,
+ *   +inf when v_b, X^2 or k0 is above 2^120 (float overflow near) or NaN.
  */
 struct LabelTest
 {
 	int			form;
 	double		a1, b0;
-	double		kv, ky, kp, k0, y2_up;
+	double		kv, kx, kxc, k0, x2_up;
 };
 
 /*
  * The largest float value that may still be the exact label's, for a row
- * whose float argmin has value vb; y2, p2 the row's norms the form reads.
- * -inf: never decided; +inf: every centroid is a candidate. fp64 throughout.
+ * whose float argmin has value vb and whose x2 the form reads (unused by
+ * DIRECT). -inf: never decided; +inf: every centroid is a candidate. fp64
+ * throughout (pgkm::GemmFormBound::limit's formula).
  */
 PGKM_HOST_DEVICE inline double
-label_limit(const LabelTest &t, float vb, float y2, float p2)
+label_limit(const LabelTest &t, float vb, float x2)
 {
 	const double slack = 0x1p-40, huge = 0x1p120, inf = INFINITY;
 	if (t.form == FORM_NONE)
@@ -67,10 +68,10 @@ label_limit(const LabelTest &t, float vb, float y2, float p2)
 			return inf;
 		return (t.a1 * vb + t.b0) * (1 + slack);
 	}
-	const double v = vb, yy = (double) y2 * t.y2_up, pp = p2;
-	if (!(fabs(v) <= huge) || !(yy <= huge) || !(pp <= huge) || !(t.k0 <= huge))
+	const double v = vb, xx = (double) x2 * t.x2_up;
+	if (!(fabs(v) <= huge) || !(xx <= huge) || !(t.k0 <= huge))
 		return inf;
-	const double g = t.kv * v + t.ky * yy + t.kp * sqrt(pp) + t.k0;
+	const double g = t.kv * v + t.kx * xx + t.kxc * sqrt(xx) + t.k0;
 	return v + g * (1 + slack) + fabs(v) * slack;
 }
 

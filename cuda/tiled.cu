@@ -301,7 +301,7 @@ tiled_assign_kernel(const float *__restrict__ x, int64_t rows, int64_t row0, int
 				int64_t		row = tile0 + ty * TA_TM + m;
 				if (row < rows)
 				{
-					const double lim = label_limit(test, best[m], x2s[ty * TA_TM + m], 0.0f);
+					const double lim = label_limit(test, best[m], x2s[ty * TA_TM + m]);
 					if (!(second[m] > lim))
 						list[atomicAdd(list_count, 1u)] = (int32_t) row;	/* decided later, in fp64 */
 					else

@@ -83,7 +83,7 @@ TEST(LabelBound, ShiftedFormNeverDropsTheExactLabel)
 		ASSERT_EQ(test.form, FORM_SHIFTED);
 		const LabelTest test3 =
 			label_test(PATH_GEMM, PRODUCT_3XTF32, t.c.data(), shift.data(), cp.data(), bias.data(), k, d);
-		EXPECT_GT(test3.kp, test.kp);
+		EXPECT_GT(test3.kxc, test.kxc);
 		int64_t		dropped = 0, undecided = 0, float_wrong = 0;
 		std::vector<float> v(k);
 		for (int order = 0; order < 2; order++)
@@ -113,7 +113,7 @@ TEST(LabelBound, ShiftedFormNeverDropsTheExactLabel)
 				for (int c = 0; c < k; c++)
 					if (c != b)
 						second = std::fmin(second, v[c]);
-				const double lim = label_limit(test, v[b], float_up(y2 * up), float_up(y2 * up));
+				const double lim = label_limit(test, v[b], float_up(y2 * up));
 				undecided += !(second > lim);
 				const double rb = pgkm::sqdist_exact(x, t.c.data() + (size_t) b * d, d);
 				int			exact = 0;
