@@ -91,15 +91,15 @@ decide_listed_kernel(PassArgs a)
 
 /*
  * After the TILED kernel of a chunk: decides the listed rows (the count is
- * read on the device, so no host round trip). A fixed small grid: the list
- * is short on real data.
+ * read on the device, so no host round trip). A fixed grid of 4 blocks per
+ * SM (a warp per row, latency-bound), idle when the list is empty.
  */
 void
 launch_decide_listed(Run &r, const PassArgs &a, cudaStream_t s)
 {
 	const size_t smem = (size_t) DL_WARPS * r.k * sizeof(float);
 	allow_smem((const void *) decide_listed_kernel, r, smem);
-	decide_listed_kernel<<<r.limits.sms, DL_THREADS, smem, s>>>(a);
+	decide_listed_kernel<<<4 * r.limits.sms, DL_THREADS, smem, s>>>(a);
 	CKLAUNCH("decide_listed_kernel");
 	r.launches++;
 }

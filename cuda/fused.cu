@@ -150,6 +150,7 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 				load_tile(c0, kt);
 				__syncthreads();
 			}
+#pragma unroll 2			/* the runner-up's two extra operations per pair schedule better in pairs */
 			for (int c = 0; c < kt; c++)
 			{
 				float		cv[DP];

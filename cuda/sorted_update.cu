@@ -35,7 +35,7 @@ static constexpr size_t SU_ROW_BYTES = 4 + 2 + 8;
  * global ones whenever the label changes: at most min(k, W) + 8 flushes per
  * window instead of one per row. The same walk computes each row's exact fp64
  * distance (inertia, dist2). Dynamic shared memory: [private sums if a.priv]
- * [k counters][W labels][W positions][W distances].
+ * [k counters][W labels][W positions][W distances][d shift if XM == 1].
  */
 template <int CPL, bool DET, int W, int XM>
 __global__ void __launch_bounds__(SU_THREADS, 2)
@@ -53,10 +53,14 @@ sorted_update_kernel(PassArgs a, int64_t slot_base)
 	int32_t    *lbl_s = cnt + (k + 3) / 4 * 4;
 	int16_t    *order_s = reinterpret_cast<int16_t *>(lbl_s + W);
 	double	   *e_s = reinterpret_cast<double *>(order_s + W);
+	float	   *shift_s = reinterpret_cast<float *>(e_s + W);	/* XM == 1: the rows' shift, d */
 	unsigned long long *dst = a.priv ? pacc : a.acc;
 	const int	lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 
 	start_pass_block(a, &moved_sh, pacc, nacc);
+	if (XM == 1)
+		for (int j = threadIdx.x; j < d; j += SU_THREADS)
+			shift_s[j] = a.shift[j];
 
 	double		my_inertia = 0;
 	static_assert(W <= 32768, "positions are int16");
@@ -131,7 +135,8 @@ sorted_update_kernel(PassArgs a, int64_t slot_base)
 			for (int m = 0; m < CPL; m++)
 			{
 				int			col = lane + 32 * m;
-				v[m] = col < d ? stored_value(src, lo, XM ? a.shift : nullptr, col) : 0.0f;
+				/* the stored value; XM == 1 adds its shift back below (fewer live registers) */
+				v[m] = col < d ? stored_value(src, lo, XM == 2 ? a.shift : nullptr, col) : 0.0f;
 			}
 		};
 		if (PREFETCH && p0 < p1)
@@ -168,6 +173,8 @@ sorted_update_kernel(PassArgs a, int64_t slot_base)
 				int			col = lane + 32 * m;
 				if (col < d)
 				{
+					if (XM == 1)	/* the stored value, exactly (stored_value) */
+						cv[m] = __fadd_rn(cv[m], shift_s[col]);
 					double		u = (double) cv[m] - c[col];
 					e += u * u;
 					if (DET)
@@ -226,9 +233,10 @@ launch_sorted_update(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t
 {
 	PassArgs	a = a0;
 	size_t		cnt_bytes = ((size_t) r.k * 4 + 15) / 16 * 16;
-	a.priv = priv_fits(r.settings, r.limits, r.d, r.k, cnt_bytes + 1024 * SU_ROW_BYTES) ? 1 : 0;
+	const size_t shift_bytes = a.shift && !a.xlo ? (size_t) r.d * 4 : 0;	/* XM == 1's copy */
+	a.priv = priv_fits(r.settings, r.limits, r.d, r.k, cnt_bytes + 1024 * SU_ROW_BYTES + shift_bytes) ? 1 : 0;
 	const int	w = a.priv ? 1024 : 4096;
-	size_t		smem = (a.priv ? priv_bytes(r.d, r.k) : 0) + cnt_bytes + (size_t) w * SU_ROW_BYTES;
+	size_t		smem = (a.priv ? priv_bytes(r.d, r.k) : 0) + cnt_bytes + (size_t) w * SU_ROW_BYTES + shift_bytes;
 	int			cpl = (r.d + 31) / 32;
 	r.launches++;
 #define UPDATE(CPL) if (cpl <= CPL) { \

@@ -25,12 +25,38 @@ dinf()
 }
 
 /*
- * Warp-collective: the decision for one row, lanes over centroids (lane l
- * takes c = l, l + 32, ...): val(c) is the float value of centroid c in the
- * path's form (any summation order; the bound holds for each), bi the float
- * argmin; each candidate lane sums its centroid's distance in order, and the
- * lowest distance wins, the lowest index on exact ties. The stored row is read back from x, xlo and shift
- * (stored_value). Every lane returns the label.
+ * Warp-collective: sum over j of ((double) x_j - c_j)^2 with lanes over
+ * features, in any order (FMA too): within gamma^w_{d/32 + 8} of the exact
+ * value relatively (nonnegative terms, depth <= d/32 + 5, two roundings in
+ * each term). Every lane gets it.
+ */
+__device__ __forceinline__ double
+warp_dist2_any(const float *x, const float *xlo, const float *shift, const double *c, int d)
+{
+	double		e = 0;
+	for (int j = threadIdx.x & 31; j < d; j += 32)
+	{
+		const double t = (double) stored_value(x, xlo, shift, j) - c[j];
+		e = fma(t, t, e);
+	}
+	for (int o = 16; o > 0; o >>= 1)
+		e += __shfl_xor_sync(FULL, e, o);
+	return e;
+}
+
+/*
+ * Warp-collective: the label of one row that the float test left open. val(c)
+ * is the float value of centroid c in the path's form (any summation order;
+ * the bound holds for each), bi the float argmin, lim the test's limit; the
+ * stored row is read back from x, xlo and shift (stored_value). Candidates
+ * are the centroids with val(c) <= lim, and bi. Two levels:
+ *   - each candidate's fp64 distance e_c by the whole warp (warp_dist2_any),
+ *     and their minimum e_min;
+ *   - e_c and sqdist_exact's R_c are both within g = gamma^w_{d+8} of D_c,
+ *     so a candidate with e_c > e_min ((1 + g) / (1 - g))^2 (1 + 2^-40) has
+ *     R_c > R of e_min's centroid, strictly: the others (usually one) are
+ *     the band, summed with sqdist_exact's arithmetic if more than one.
+ * The lowest R wins, the lowest index on exact ties. Every lane returns it.
  */
 template <class Val>
 __device__ int
@@ -38,35 +64,64 @@ warp_exact_label(Val val, int k, double lim, int bi, const float *x, const float
 				 const double *c64, int d)
 {
 	const int	lane = threadIdx.x & 31;
+	double		emin = dinf(), my_e = dinf();	/* lane i: the i-th candidate (the first 32) */
+	int			ncand = 0, my_c = -1;
+	for (int c0 = 0; c0 < k; c0 += 32)
+	{
+		const int	c = c0 + lane;
+		for (unsigned m = __ballot_sync(FULL, c < k && (c == bi || !((double) val(c) > lim))); m; m &= m - 1)
+		{
+			const int	cc = c0 + __ffs(m) - 1;
+			const double e = warp_dist2_any(x, xlo, shift, c64 + (size_t) cc * d, d);
+			if (lane == ncand)
+			{
+				my_e = e;
+				my_c = cc;
+			}
+			ncand++;
+			emin = fmin(emin, e);
+		}
+	}
+	const double g = (d + 8) * 0x1p-53 / (1 - (d + 8) * 0x1p-53);
+	const double band = emin * ((1 + g) / (1 - g)) * ((1 + g) / (1 - g)) * (1 + 0x1p-40);
+	if (ncand <= 32)
+	{
+		const bool	in = my_c >= 0 && my_e <= band;
+		const unsigned bm = __ballot_sync(FULL, in);
+		if (__popc(bm) == 1)
+			return __shfl_sync(FULL, my_c, __ffs(bm) - 1);
+		double		r = in ? exact_dist2_stored(x, xlo, shift, c64 + (size_t) my_c * d, d) : dinf();
+		int			rc = in ? my_c : 0x7fffffff;
+		for (int o = 16; o > 0; o >>= 1)
+		{
+			const double orr = __shfl_xor_sync(FULL, r, o);
+			const int	oc = __shfl_xor_sync(FULL, rc, o);
+			if (orr < r || (orr == r && oc < rc))
+			{
+				r = orr;
+				rc = oc;
+			}
+		}
+		return rc;
+	}
+	/* more than 32 candidates (huge values, duplicated centroids): again, in index order */
 	double		be = dinf();
 	int			bc = bi;
 	for (int c0 = 0; c0 < k; c0 += 32)
 	{
 		const int	c = c0 + lane;
-		const bool	cand = c < k && (c == bi || !((double) val(c) > lim));
-		if (!__any_sync(FULL, cand))
-			continue;
-		double		e = dinf();
-		int			ec = 0x7fffffff;
-		if (cand)
+		for (unsigned m = __ballot_sync(FULL, c < k && (c == bi || !((double) val(c) > lim))); m; m &= m - 1)
 		{
-			e = exact_dist2_stored(x, xlo, shift, c64 + (size_t) c * d, d);
-			ec = c;
-		}
-		for (int o = 16; o > 0; o >>= 1)
-		{
-			const double oe = __shfl_xor_sync(FULL, e, o);
-			const int	oc = __shfl_xor_sync(FULL, ec, o);
-			if (oe < e || (oe == e && oc < ec))
+			const int	cc = c0 + __ffs(m) - 1;
+			const double *cr = c64 + (size_t) cc * d;
+			if (warp_dist2_any(x, xlo, shift, cr, d) > band)
+				continue;
+			const double r = exact_dist2_stored(x, xlo, shift, cr, d);	/* every lane, the same value */
+			if (r < be)
 			{
-				e = oe;
-				ec = oc;
+				be = r;
+				bc = cc;
 			}
-		}
-		if (e < be)				/* earlier batches hold lower indices */
-		{
-			be = e;
-			bc = ec;
 		}
 	}
 	return bc;
