@@ -71,7 +71,8 @@ decide_listed_kernel(PassArgs a)
 		if (bi >= k)
 			bi = 0;				/* all values NaN: cannot happen on finite data */
 		const double lim = label_limit(a.test, best, q);
-		const int	lbl = warp_exact_label([&](int c) { return v[c]; }, k, lim, bi, x, nullptr, nullptr, a.c64, d);
+		const int	lbl = warp_exact_label(value_candidates([&](int c) { return v[c]; }, k, lim, bi), k, bi, x, nullptr,
+										   nullptr, a.c64, d);
 		if (lane == 0)
 		{
 			const int64_t g = a.row0 + row;

@@ -56,7 +56,7 @@ decide_row(const PassArgs &a, const float *src, int bi, double lim)
 		}
 		return s;
 	};
-	return warp_exact_label(val, a.k, lim, bi, src, nullptr, nullptr, a.c64, d);
+	return warp_exact_label(value_candidates(val, a.k, lim, bi), a.k, bi, src, nullptr, nullptr, a.c64, d);
 }
 
 /*

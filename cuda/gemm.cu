@@ -75,7 +75,8 @@ tile_argmin_kernel(PassArgs a, int64_t slot_base)
 		const double lim = label_limit(a.test, best, a.norms[row]);
 		if (!(second > lim))	/* warp-uniform */
 		{
-			bi = warp_exact_label([&](int c) { return a.bias[c] + t[c]; }, k, lim, bi, src, lo, a.shift, a.c64, d);
+			auto		val = [&](int c) { return a.bias[c] + t[c]; };	/* the row's values, read again (L1) */
+			bi = warp_exact_label(value_candidates(val, k, lim, bi), k, bi, src, lo, a.shift, a.c64, d);
 			my_decided++;
 		}
 		if (!UPDATE)

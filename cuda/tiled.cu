@@ -294,26 +294,33 @@ tiled_assign_kernel(const float *__restrict__ x, int64_t rows, int64_t row0, int
 			}
 		}
 		__syncthreads();		/* x2s written */
+		/* thread tx < 4 labels row ty * 4 + tx: its values selected in registers, one limit each */
+		const int	mm = tx & (TA_TM - 1);
+		float		vb = best[0], v2 = second[0];
+		int			ib = bi[0];
 #pragma unroll
-		for (int m = 0; m < TA_TM; m++)
-			if (tx == m)
+		for (int m = 1; m < TA_TM; m++)
+			if (mm == m)
 			{
-				int64_t		row = tile0 + ty * TA_TM + m;
-				if (row < rows)
-				{
-					const double lim = label_limit(test, best[m], x2s[ty * TA_TM + m]);
-					if (!(second[m] > lim))
-						list[atomicAdd(list_count, 1u)] = (int32_t) row;	/* decided later, in fp64 */
-					else
-					{
-						int			lbl = bi[m] < k ? bi[m] : 0;	/* NaN-only row: cannot happen on finite data */
-						int64_t		gr = row0 + row;
-						if (labels[gr] != lbl)
-							my_moved++;
-						labels[gr] = lbl;
-					}
-				}
+				vb = best[m];
+				v2 = second[m];
+				ib = bi[m];
 			}
+		const int64_t row = tile0 + ty * TA_TM + mm;
+		if (tx < TA_TM && row < rows)
+		{
+			const double lim = label_limit(test, vb, x2s[ty * TA_TM + mm]);
+			if (!(v2 > lim))
+				list[atomicAdd(list_count, 1u)] = (int32_t) row;	/* decided later, in fp64 */
+			else
+			{
+				int			lbl = ib < k ? ib : 0;	/* NaN-only row: cannot happen on finite data */
+				int64_t		gr = row0 + row;
+				if (labels[gr] != lbl)
+					my_moved++;
+				labels[gr] = lbl;
+			}
+		}
 	}
 	if (my_moved)
 		atomicAdd(&moved_sh, my_moved);

@@ -45,11 +45,12 @@ warp_dist2_any(const float *x, const float *xlo, const float *shift, const doubl
 }
 
 /*
- * Warp-collective: the label of one row that the float test left open. val(c)
- * is the float value of centroid c in the path's form (any summation order;
- * the bound holds for each), bi the float argmin, lim the test's limit; the
- * stored row is read back from x, xlo and shift (stored_value). Candidates
- * are the centroids with val(c) <= lim, and bi. Two levels:
+ * Warp-collective: the label of one row that the float test left open.
+ * cand(i) says whether this lane's centroid of batch i (c = 32 i + lane < k)
+ * is a candidate: its float value in the path's form (any summation order;
+ * the bound holds for each) is not above the test's limit, or c is bi, the
+ * float argmin. The stored row is read back from x, xlo and shift
+ * (stored_value). Two levels:
  *   - each candidate's fp64 distance e_c by the whole warp (warp_dist2_any),
  *     and their minimum e_min;
  *   - e_c and sqdist_exact's R_c are both within g = gamma^w_{d+8} of D_c,
@@ -58,9 +59,9 @@ warp_dist2_any(const float *x, const float *xlo, const float *shift, const doubl
  *     the band, summed with sqdist_exact's arithmetic if more than one.
  * The lowest R wins, the lowest index on exact ties. Every lane returns it.
  */
-template <class Val>
+template <class Cand>
 __device__ int
-warp_exact_label(Val val, int k, double lim, int bi, const float *x, const float *xlo, const float *shift,
+warp_exact_label(Cand cand, int k, int bi, const float *x, const float *xlo, const float *shift,
 				 const double *c64, int d)
 {
 	const int	lane = threadIdx.x & 31;
@@ -68,8 +69,7 @@ warp_exact_label(Val val, int k, double lim, int bi, const float *x, const float
 	int			ncand = 0, my_c = -1;
 	for (int c0 = 0; c0 < k; c0 += 32)
 	{
-		const int	c = c0 + lane;
-		for (unsigned m = __ballot_sync(FULL, c < k && (c == bi || !((double) val(c) > lim))); m; m &= m - 1)
+		for (unsigned m = __ballot_sync(FULL, cand(c0 >> 5)); m; m &= m - 1)
 		{
 			const int	cc = c0 + __ffs(m) - 1;
 			const double e = warp_dist2_any(x, xlo, shift, c64 + (size_t) cc * d, d);
@@ -109,8 +109,7 @@ warp_exact_label(Val val, int k, double lim, int bi, const float *x, const float
 	int			bc = bi;
 	for (int c0 = 0; c0 < k; c0 += 32)
 	{
-		const int	c = c0 + lane;
-		for (unsigned m = __ballot_sync(FULL, c < k && (c == bi || !((double) val(c) > lim))); m; m &= m - 1)
+		for (unsigned m = __ballot_sync(FULL, cand(c0 >> 5)); m; m &= m - 1)
 		{
 			const int	cc = c0 + __ffs(m) - 1;
 			const double *cr = c64 + (size_t) cc * d;
@@ -125,6 +124,21 @@ warp_exact_label(Val val, int k, double lim, int bi, const float *x, const float
 		}
 	}
 	return bc;
+}
+
+/*
+ * The candidate test of warp_exact_label from a float value function val(c):
+ * batch i's centroid of this lane is a candidate when it exists and its
+ * value is not above lim (NaN included), or it is bi.
+ */
+template <class Val>
+__device__ __forceinline__ auto
+value_candidates(Val val, int k, double lim, int bi)
+{
+	return [=](int i) {
+		const int	c = 32 * i + (int) (threadIdx.x & 31);
+		return c < k && (c == bi || !((double) val(c) > lim));
+	};
 }
 
 /* Merges another (best, index, runner-up) into mine: lowest value, then lowest index. */
