@@ -46,6 +46,11 @@ pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt
 	: x_(x), n_(n), d_(d), opt_(opt), interrupt_(interrupt), interrupt_ctx_(interrupt_ctx),
 	  units_(opt.shift, opt.scale_log2, d)
 {
+	if (opt.method == PGKM_METHOD_KERNEL)
+	{
+		kernel_ = make_kernel_run(x, n, d, opt, interrupt, interrupt_ctx);
+		return;
+	}
 	if (opt.init == PGKM_INIT_GIVEN)
 	{
 		size_t		kd = (size_t) opt.k * d;
@@ -77,7 +82,7 @@ pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt
 	data_scale_ = stats.mean_var > 0 ? std::sqrt(stats.mean_var) : 1.0;
 	choose_device(opt.gpu_plugin_path);
 	if (!device_)
-		device_ = make_cpu_device(x, n, d, opt.k, stats.mean.data(), pool_.get());
+		device_ = make_cpu_device(x, n, d, opt.k, stats.mean.data(), pool_.get(), &opt_);
 	device_name_ = device_->name();
 	device_detail_ = device_->detail();
 	size_t		kd = (size_t) opt.k * d;
@@ -96,6 +101,13 @@ pgkm_run::choose_device(const char *plugin_path)
 	if (o.device != PGKM_DEVICE_GPU && o.device != PGKM_DEVICE_AUTO)
 		return;
 	std::string why;
+	if (!method_on_gpu(o.method, &why))
+	{
+		if (o.device == PGKM_DEVICE_GPU)
+			throw EngineError(PGKM_ERR_GPU_UNAVAILABLE, why);
+		fallback_reason_ = why;
+		return;
+	}
 	const CudaPlugin *p = load_cuda_plugin(plugin_path, &why);
 	if (p)
 	{
@@ -253,13 +265,21 @@ pgkm_run::drop_empty_clusters()
 void
 pgkm_run::fill_progress(pgkm_progress *p, int32_t iteration, double inertia, int64_t moved) const
 {
-	if (!p)
-		return;
-	p->run = run_;
-	p->iteration = iteration;
-	p->inertia = units_.squared(inertia);
-	p->moved = moved;
-	p->elapsed_s = clock_.seconds();
+	report_step(p, run_, iteration, units_.squared(inertia), moved, clock_.seconds());
+}
+
+/* The distance computations of the pass just done, for the progress report and the result. */
+void
+pgkm_run::count_pass(pgkm_progress *p, int32_t iteration)
+{
+	int32_t		method;
+	int64_t		dist = device_->last_pass_distances(&method);
+	dist = methods_.pass(iteration, method, dist, n_, cur_.k);
+	if (p)
+	{
+		p->distance_computations = dist;
+		p->method = method;
+	}
 }
 
 void
@@ -312,6 +332,7 @@ pgkm_run::step_init(pgkm_progress *progress)
 		cur_.init_centers.assign(centers, centers + (size_t) k * d_);
 	split_last_.assign(k, 0);
 	split_futile_.assign(k, 0);
+	methods_.start();
 	phase_ = Phase::Iterate;
 	fill_progress(progress, 0, potential, 0);
 }
@@ -336,6 +357,7 @@ pgkm_run::step_iterate(pgkm_progress *progress)
 	cur_.repairs += repaired;
 	cur_.iterations++;
 	fill_progress(progress, cur_.iterations, st.inertia, st.moved);
+	count_pass(progress, cur_.iterations);
 	if (repaired > 0)
 	{
 		/* split clusters need at least one Lloyd update before any stop test */
@@ -369,6 +391,7 @@ pgkm_run::step_final(pgkm_progress *progress)
 {
 	const int32_t d = d_;
 	const double inertia = fill_empty_clusters();
+	count_pass(progress, cur_.iterations);
 	drop_empty_clusters();
 	const int32_t k = cur_.k;
 	cur_.inertia = inertia;
@@ -384,6 +407,7 @@ pgkm_run::step_final(pgkm_progress *progress)
 		best_.run = cur_.run;
 		best_.repairs = cur_.repairs;
 		best_.unfilled = cur_.unfilled;
+		best_methods_ = methods_.trail();
 		best_.centers.assign(cur_.centers.begin(), cur_.centers.begin() + (size_t) k * d);
 		best_.init_centers = cur_.init_centers;
 		best_.sizes.assign(cur_.sizes.begin(), cur_.sizes.begin() + k);
@@ -394,48 +418,8 @@ pgkm_run::step_final(pgkm_progress *progress)
 		if (cur_.dist.size() != (size_t) n_)
 			cur_.dist.resize(n_);
 	}
-	run_++;
-	if (run_ < n_runs_)
-	{
-		phase_ = Phase::Init;
-		return;
-	}
-	finish();
-}
-
-/*
- * The result in the caller's units, in fp64: coordinates unshifted and
- * unscaled, distances and squared sums unscaled (exact powers of two). A
- * value beyond double's range is an error, never an infinity.
- */
-void
-pgkm_run::to_callers_units()
-{
-	const int32_t d = d_;
-	for (int64_t i = 0; i < n_; i++)
-		best_.dist[i] = units_.distance(std::sqrt(best_.dist[i]));
-	for (double &v : best_cluster_inertia_)
-		v = units_.squared(v);
-	best_.inertia = units_.squared(best_.inertia);
-	for (std::vector<double> *m : {&best_.centers, &best_.init_centers})
-		for (size_t i = 0; i < m->size(); i++)
-		{
-			(*m)[i] = units_.coordinate((*m)[i], (int32_t) (i % d));
-			if (!std::isfinite((*m)[i]))
-				throw EngineError(PGKM_ERR_RANGE, "a centroid is beyond the range of double precision");
-		}
-	for (int64_t i = 0; i < n_; i++)
-		if (!std::isfinite(best_.dist[i]))
-			throw EngineError(PGKM_ERR_RANGE,
-							  fmt("the distance of row %lld (0-based) to its centroid is beyond the range of double precision",
-								  (long long) i));
-	for (double v : best_cluster_inertia_)
-		if (!std::isfinite(v))
-			throw EngineError(PGKM_ERR_RANGE,
-							  "a cluster's sum of squared distances is beyond the range of double precision");
-	if (!std::isfinite(best_.inertia))
-		throw EngineError(PGKM_ERR_RANGE,
-						  "the inertia (sum of squared distances) is beyond the range of double precision");
+	if (!next_run(run_, n_runs_, phase_))
+		finish();
 }
 
 /* Per-cluster inertia (in row order) and Euclidean distances; frees what the result does not need. */
@@ -445,7 +429,9 @@ pgkm_run::finish()
 	best_cluster_inertia_.assign(best_.k, 0.0);
 	for (int64_t i = 0; i < n_; i++)
 		best_cluster_inertia_[best_.labels[i]] += best_.dist[i];
-	to_callers_units();
+	/* in the caller's units: coordinates unshifted and unscaled, distances unscaled (powers of two) */
+	results_to_callers_units(units_, d_, true, best_.dist, best_cluster_inertia_, best_.inertia,
+							 {&best_.centers, &best_.init_centers});
 	std::vector<int32_t>().swap(cur_.labels);
 	std::vector<double>().swap(cur_.dist);
 	device_.reset();
@@ -457,36 +443,16 @@ pgkm_run::finish()
 int
 pgkm_run::step(pgkm_progress *progress)
 {
-	try
-	{
-		switch (phase_)
-		{
-			case Phase::Init:
-				step_init(progress);
-				return PGKM_OK;
-			case Phase::Iterate:
-				step_iterate(progress);
-				return PGKM_OK;
-			case Phase::Final:
-				step_final(progress);
-				return phase_ == Phase::Done ? PGKM_DONE : PGKM_OK;
-			case Phase::Done:
-				return PGKM_DONE;
-			case Phase::Failed:
-				throw EngineError(PGKM_ERR_INVALID, "this run failed or was interrupted; free it");
-		}
-	}
-	catch (...)
-	{
-		phase_ = Phase::Failed;
-		throw;
-	}
-	return PGKM_ERR_INTERNAL;
+	if (kernel_)
+		return kernel_->step(progress);
+	return step_phase(*this, phase_, progress);
 }
 
 bool
 pgkm_run::result(pgkm_result *out) const
 {
+	if (kernel_)
+		return kernel_->result(out);
 	if (phase_ != Phase::Done)
 		return false;
 	memset(out, 0, sizeof(*out));
@@ -510,5 +476,8 @@ pgkm_run::result(pgkm_result *out) const
 	out->device = device_name_.c_str();
 	out->device_detail = device_detail_.c_str();
 	out->fallback_reason = fallback_reason_.c_str();
+	out->method_used = best_methods_.c_str();
+	out->distance_computations = methods_.distances();
+	out->distance_computations_lloyd = methods_.distances_lloyd();
 	return true;
 }

@@ -8,7 +8,10 @@
 #define PGKM_DRIVER_H
 
 #include "device.h"
+#include "method_trail.h"
+#include "kernel_kmeans.h"
 #include "pgkm_engine.h"
+#include "run_phases.h"
 #include "thread_pool.h"
 #include "units.h"
 #include "util.h"
@@ -36,14 +39,9 @@ public:
 	bool		result(pgkm_result *out) const;
 
 private:
-	enum class Phase
-	{
-		Init,
-		Iterate,
-		Final,
-		Done,
-		Failed
-	};
+	typedef pgkm::RunPhase Phase;
+	template <typename Loop>
+	friend int	pgkm::step_phase(Loop &loop, pgkm::RunPhase &phase, pgkm_progress *progress);
 
 	/* What a finished run leaves: the current one while it runs, then the best. */
 	struct Outcome
@@ -66,12 +64,12 @@ private:
 	void		step_iterate(pgkm_progress *progress);
 	void		step_final(pgkm_progress *progress);
 	void		finish();
-	void		to_callers_units();
 	int32_t		repair_empty_clusters();
 	double		fill_empty_clusters();
 	void		drop_empty_clusters();
 	void		fill_progress(pgkm_progress *p, int32_t iteration, double inertia,
 							  int64_t moved) const;
+	void		count_pass(pgkm_progress *p, int32_t iteration);
 
 	/* the input */
 	const float *x_;
@@ -98,6 +96,10 @@ private:
 	std::vector<double> old_centers_;
 	std::vector<char> split_last_;	/* cluster took part in a split last iteration */
 	std::vector<char> split_futile_;	/* a split of this cluster did not separate points: stop */
+	pgkm::MethodTrail methods_;
+
+	/* method KERNEL: its own step loop, to which step and result defer */
+	std::unique_ptr<pgkm::KernelRun> kernel_;
 
 	/* the best run so far, then the result */
 	bool		have_best_ = false;
@@ -106,6 +108,7 @@ private:
 	std::string device_name_ = "cpu";
 	std::string device_detail_;
 	std::string fallback_reason_;
+	std::string best_methods_;	/* the winning run's method trail */
 	double		elapsed_ = 0;
 };
 

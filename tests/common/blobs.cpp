@@ -4,6 +4,7 @@
 #include "blobs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 namespace pgkm_test
@@ -31,6 +32,25 @@ blobs(int64_t n, int32_t d, int centers, uint64_t seed, double spread, double bo
 	return x;
 }
 
+std::vector<float>
+wu_hong_blobs(int64_t n, int32_t d, int centers, double sigma2, uint64_t seed)
+{
+	std::mt19937_64 g(seed);
+	std::uniform_real_distribution<double> u(0.0, 1.0);
+	std::normal_distribution<double> z(0, std::sqrt(sigma2));
+	std::vector<double> c((size_t) centers * d);
+	for (auto &v : c)
+		v = u(g);
+	std::vector<float> x((size_t) n * d);
+	for (int64_t i = 0; i < n; i++)
+	{
+		const double *ci = &c[(size_t) (i % centers) * d];
+		for (int32_t j = 0; j < d; j++)
+			x[(size_t) i * d + j] = (float) (ci[j] + z(g));
+	}
+	return x;
+}
+
 std::vector<double>
 pick_rows(const std::vector<float> &x, int32_t d, int k, uint64_t seed)
 {
@@ -48,6 +68,35 @@ pick_rows(const std::vector<float> &x, int32_t d, int k, uint64_t seed)
 			c.push_back(x[(size_t) i * d + j]);
 	}
 	return c;
+}
+
+uint64_t
+fnv1a(const void *p, size_t len)
+{
+	uint64_t	h = 1469598103934665603ULL;
+	const unsigned char *b = (const unsigned char *) p;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
+}
+
+std::vector<float>
+rings(int64_t n, double factor, double noise, uint64_t seed, std::vector<int32_t> *labels)
+{
+	std::mt19937_64 g(seed);
+	std::uniform_real_distribution<double> angle(0, 2 * M_PI);
+	std::normal_distribution<double> z(0, noise);
+	std::vector<float> x((size_t) n * 2);
+	labels->resize(n);
+	for (int64_t i = 0; i < n; i++)
+	{
+		const int32_t ring = i < n / 2 ? 0 : 1;
+		const double r = ring == 0 ? 1.0 : factor, a = angle(g);
+		x[(size_t) i * 2] = (float) (r * std::cos(a) + z(g));
+		x[(size_t) i * 2 + 1] = (float) (r * std::sin(a) + z(g));
+		(*labels)[i] = ring;
+	}
+	return x;
 }
 
 }							/* namespace pgkm_test */
