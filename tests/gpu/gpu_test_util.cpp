@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 const char *
@@ -91,6 +92,20 @@ gpu_assign_labels(const std::vector<float> &x, int64_t n, int d, int k, const st
 		*decided = debug_decided(h);
 	api()->destroy(h);
 	return lab;
+}
+
+void
+expect_same_run(const pgkm_test::EngineResult &gpu, const pgkm_test::EngineResult &cpu)
+{
+	ASSERT_EQ(gpu.device, "gpu");
+	EXPECT_EQ(gpu.labels, cpu.labels);
+	EXPECT_EQ(gpu.iterations, cpu.iterations);
+	ASSERT_EQ(gpu.centroids.size(), cpu.centroids.size());
+	double		cmax = 0;
+	for (size_t i = 0; i < cpu.centroids.size(); i++)
+		cmax = std::max(cmax, std::fabs(cpu.centroids[i] - gpu.centroids[i]) / (1.0 + std::fabs(cpu.centroids[i])));
+	EXPECT_LT(cmax, 1e-12);
+	EXPECT_NEAR(gpu.inertia, cpu.inertia, 1e-12 * cpu.inertia);
 }
 
 int64_t

@@ -65,6 +65,13 @@ std::vector<int32_t> gpu_assign_labels(const std::vector<float> &x, int64_t n, i
 									   const std::vector<double> &c0, const pgkm_cuda_config &cfg,
 									   std::string *path = nullptr, int64_t *decided = nullptr);
 
+/*
+ * A GPU engine run against a CPU engine run from the same start: both label
+ * by the fp64 argmin, so equal labels and iterations; centroids and inertia
+ * differ only by the sums' rounding (GPU fixed point, CPU fp64 in row order).
+ */
+void		expect_same_run(const pgkm_test::EngineResult &gpu, const pgkm_test::EngineResult &cpu);
+
 /* Rows whose label differs from the fp64 argmin of sqdist_exact against c (lowest index on ties). */
 int64_t		count_not_fp64_argmin(const std::vector<float> &x, int d, const std::vector<double> &c,
 								  const std::vector<int32_t> &labels);
