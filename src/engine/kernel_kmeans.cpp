@@ -193,6 +193,8 @@ KernelLoop::fill_progress(pgkm_progress *p, int32_t iteration, double inertia, i
 {
 	report_step(p, run_, iteration, scaled_distances_ ? units_.squared(inertia) : inertia, moved,
 				clock_.seconds());
+	if (p)
+		p->method = PGKM_METHOD_KERNEL;
 }
 
 /*
@@ -548,6 +550,7 @@ KernelLoop::result(pgkm_result *out) const
 	out->device = "cpu";
 	out->device_detail = detail_.c_str();
 	out->fallback_reason = fallback_.c_str();
+	out->method_used = "kernel";	/* no input-space distances: no computations to count */
 	out->kernel = &kres_;
 	return true;
 }
