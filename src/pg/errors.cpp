@@ -1,10 +1,8 @@
 /*
- * errors.cpp: what the glue says for the engine's statuses, and how it names
- * a non-finite value. The boundary guard itself is errors.h's glue_guard.
+ * errors.cpp: what the glue says for the engine's statuses. The boundary
+ * guard itself is errors.h's glue_guard.
  */
 #include "errors.h"
-
-#include <cmath>
 
 /* See errors.h: each status with its SQLSTATE, and a hint where one helps. */
 void
@@ -64,10 +62,4 @@ pgkm_report_engine_error(int rc, const char *err)
 					 errmsg("internal error in the k-means engine (status %d)", rc),
 					 errdetail("%s", err)));
 	}
-}
-
-const char *
-pgkm_nonfinite_name(double v)
-{
-	return std::isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity");
 }

@@ -55,7 +55,4 @@ glue_guard(char *errbuf, size_t errlen, F &&f) noexcept
  */
 extern void pgkm_report_engine_error(int rc, const char *err) pg_attribute_noreturn();
 
-/* "NaN", "Infinity" or "-Infinity", as PostgreSQL spells them (v not finite). */
-extern const char *pgkm_nonfinite_name(double v);
-
 #endif							/* PGKM_ERRORS_H */

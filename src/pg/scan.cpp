@@ -8,7 +8,6 @@
  * which hands over the values of each row.
  */
 #include "scan.h"
-#include "errors.h"
 
 #include <cmath>
 
