@@ -5,7 +5,7 @@
 EXTENSION   = pg_kmeans
 MODULE_big  = pg_kmeans
 GLUE        = module args errors budget relation read scan buffer row_convert \
-              clustering srf model model_store model_load model_values
+              clustering srf arrays model model_store model_load model_values
 OBJS        = $(GLUE:%=src/pg/%.o)
 DATA        = sql/pg_kmeans--0.1.sql
 # The pg_regress schedule (sql/NAME.sql against expected/NAME.out), in this

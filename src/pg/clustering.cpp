@@ -230,10 +230,6 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 	if (rc != PGKM_OK && rc != PGKM_DONE)
 		pgkm_report_engine_error(rc, "no result after the run finished");
 
-	c->cluster_inertia = (double *) MemoryContextAllocZero(c->cxt,
-														   sizeof(double) * Max(c->result.k, 1));
-	memcpy(c->cluster_inertia, c->result.cluster_inertia, sizeof(double) * c->result.k);
-
 	pgkm_report_fewer_clusters(&c->data, &c->result);
 	if (args->device == PGKM_DEVICE_AUTO && c->result.fallback_reason &&
 		c->result.fallback_reason[0] != '\0')

@@ -12,7 +12,6 @@ typedef struct PgkmClustering
 	MemoryContext cxt;			/* owns the data and the engine run */
 	PgkmData	data;
 	pgkm_result result;			/* pointers valid until pgkm_clustering_end */
-	double	   *cluster_inertia;	/* k, per-cluster sum of squared distances */
 	instr_time	started;		/* when the call started, for the timing report */
 	double		scan_s;			/* reading the relation into the buffer */
 	double		setup_s;		/* engine create + first init (incl. upload to a GPU) */

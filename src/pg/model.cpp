@@ -6,8 +6,8 @@
  * writing the store, and who may do what, is model_store.cpp's.
  */
 #include "model_store.h"
+#include "arrays.h"
 #include "clustering.h"
-#include "errors.h"
 #include "srf.h"
 
 #include <cmath>
@@ -36,60 +36,6 @@ prevent_write(const char *function)
 {
 	PreventCommandIfReadOnly(function);
 	PreventCommandIfParallelMode(function);
-}
-
-/* A 2-D float8[] k x d (lower bounds 1) from row-major doubles. */
-static Datum
-matrix_datum(const double *v, int32 k, int32 d)
-{
-	Datum	   *elems = (Datum *) palloc(sizeof(Datum) * (Size) k * d);
-	int			dims[2] = {k, d};
-	int			lbs[2] = {1, 1};
-
-	for (int64 i = 0; i < (int64) k * d; i++)
-		elems[i] = Float8GetDatum(v[i]);
-	return PointerGetDatum(construct_md_array(elems, NULL, 2, dims, lbs, FLOAT8OID,
-											  sizeof(float8), FLOAT8PASSBYVAL,
-											  TYPALIGN_DOUBLE));
-}
-
-static Datum
-vector_datum_i8(const int64 *v, int32 n)
-{
-	Datum	   *elems = (Datum *) palloc(sizeof(Datum) * Max(n, 1));
-
-	for (int32 i = 0; i < n; i++)
-		elems[i] = Int64GetDatum(v[i]);
-	return PointerGetDatum(construct_array(elems, n, INT8OID, sizeof(int64),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
-/*
- * A plain array of n (rows x cols when cols > 0) pass-by-value 4-byte
- * elements copied from v in one piece: a kernel model's training rows can
- * be millions of values, too many to go through a Datum each.
- */
-static Datum
-plain_array_datum(const void *v, int64 rows, int32 cols, Oid elemtype)
-{
-	int			ndim = cols > 0 ? 2 : 1;
-	Size		nbytes = (Size) rows * Max(cols, 1) * 4;
-	Size		size = ARR_OVERHEAD_NONULLS(ndim) + nbytes;
-	ArrayType  *a = (ArrayType *) palloc0(size);
-
-	SET_VARSIZE(a, size);
-	a->ndim = ndim;
-	a->dataoffset = 0;
-	a->elemtype = elemtype;
-	ARR_DIMS(a)[0] = (int) rows;
-	ARR_LBOUND(a)[0] = 1;
-	if (cols > 0)
-	{
-		ARR_DIMS(a)[1] = cols;
-		ARR_LBOUND(a)[1] = 1;
-	}
-	memcpy(ARR_DATA_PTR(a), v, nbytes);
-	return PointerGetDatum(a);
 }
 
 /*
@@ -132,14 +78,14 @@ add_kernel_values(const PgkmArgs *args, const PgkmClustering *c, PgkmStoreRow *r
 		pgkm_store_set_option(row, "degree", INT4OID, Int32GetDatum(args->degree));
 	pgkm_store_set_option(row, "kernel_matrix", TEXTOID, CStringGetTextDatum(kr->matrix));
 	pgkm_store_set(row, "kernel_rows", FLOAT4ARRAYOID,
-				   plain_array_datum(c->data.x, r->n, r->d, FLOAT4OID));
+				   PointerGetDatum(pgkm_array_from(c->data.x, r->n, r->d, FLOAT4OID)));
 	pgkm_store_set(row, "kernel_members", INT4ARRAYOID,
-				   plain_array_datum(kr->members, r->n, 0, INT4OID));
+				   PointerGetDatum(pgkm_array_from(kr->members, r->n, 0, INT4OID)));
 	pgkm_store_set(row, "kernel_norms", FLOAT8ARRAYOID,
-				   PointerGetDatum(pgkm_float8_array(kr->centroid_norms, r->k)));
+				   PointerGetDatum(pgkm_array_from(kr->centroid_norms, r->k, 0, FLOAT8OID)));
 	if (c->data.shift != NULL)
 		pgkm_store_set(row, "kernel_shift", FLOAT8ARRAYOID,
-					   PointerGetDatum(pgkm_float8_array(c->data.shift, r->d)));
+					   PointerGetDatum(pgkm_array_from(c->data.shift, r->d, 0, FLOAT8OID)));
 	else
 		pgkm_store_set_null(row, "kernel_shift", FLOAT8ARRAYOID);
 	pgkm_store_set(row, "kernel_scale_log2", INT4OID, Int32GetDatum(c->data.scale_log2));
@@ -175,15 +121,18 @@ fit_values(const PgkmArgs *args, const PgkmClustering *c, PgkmStoreRow *row)
 	pgkm_store_set_option(row, "seed", INT8OID, Int64GetDatum(args->seed));
 	pgkm_store_set_option(row, "device", TEXTOID, CStringGetTextDatum(args->device_name));
 	pgkm_store_set_option(row, "k", INT4OID, Int32GetDatum(r->k_requested));
-	pgkm_store_set(row, "centroids", FLOAT8ARRAYOID, matrix_datum(r->centroids, r->k, r->d));
+	pgkm_store_set(row, "centroids", FLOAT8ARRAYOID,
+				   PointerGetDatum(pgkm_array_from(r->centroids, r->k, r->d, FLOAT8OID)));
 	if (r->initial_centroids)
 		pgkm_store_set(row, "initial_centroids", FLOAT8ARRAYOID,
-					   matrix_datum(r->initial_centroids, r->k, r->d));
+					   PointerGetDatum(pgkm_array_from(r->initial_centroids, r->k, r->d,
+													   FLOAT8OID)));
 	else
 		pgkm_store_set_null(row, "initial_centroids", FLOAT8ARRAYOID);
-	pgkm_store_set(row, "sizes", INT8ARRAYOID, vector_datum_i8(r->sizes, r->k));
+	pgkm_store_set(row, "sizes", INT8ARRAYOID,
+				   PointerGetDatum(pgkm_array_from(r->sizes, r->k, 0, INT8OID)));
 	pgkm_store_set(row, "cluster_inertia", FLOAT8ARRAYOID,
-				   PointerGetDatum(pgkm_float8_array(c->cluster_inertia, r->k)));
+				   PointerGetDatum(pgkm_array_from(r->cluster_inertia, r->k, 0, FLOAT8OID)));
 	pgkm_store_set(row, "inertia", FLOAT8OID, Float8GetDatum(r->inertia));
 	pgkm_store_set(row, "iterations", INT4OID, Int32GetDatum(r->iterations));
 	pgkm_store_set(row, "converged", BOOLOID, BoolGetDatum(r->converged != 0));
@@ -357,18 +306,7 @@ pgkm_kmeans_predict(PG_FUNCTION_ARGS)
 		{
 			pfree(cache->name);
 			pfree(cache->seen.xids);
-			pfree(cache->m.centroids);
-			pfree(cache->m.sizes);
-			pfree(cache->m.cluster_inertia);
-			if (cache->m.kernel_rows)
-			{
-				pfree(cache->m.kernel_rows);
-				pfree(cache->m.kernel_members);
-				pfree(cache->m.kernel_norms);
-				if (cache->m.kernel.shift)
-					pfree((void *) cache->m.kernel.shift);
-			}
-			memset(&cache->m, 0, sizeof(cache->m));
+			pgkm_model_free(&cache->m);
 		}
 		else
 			cache = (PredictCache *) MemoryContextAllocZero(fcxt, sizeof(PredictCache));

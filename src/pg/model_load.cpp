@@ -8,6 +8,7 @@
  */
 #include "model_store.h"
 #include "args.h"
+#include "arrays.h"
 
 extern "C"
 {
@@ -36,16 +37,6 @@ model_array(const char *name, int col, Oid typid)
 	Datum		d = model_column(name, col, typid, &isnull);
 
 	return isnull ? NULL : DatumGetArrayTypeP(d);
-}
-
-/* The data of a checked array, bytes long, copied into cxt. */
-static void *
-array_copy(ArrayType *a, Size bytes, MemoryContext cxt)
-{
-	void	   *p = MemoryContextAlloc(cxt, bytes);
-
-	memcpy(p, ARR_DATA_PTR(a), bytes);
-	return p;
 }
 
 static void
@@ -149,11 +140,15 @@ load_kernel(PgkmStore *st, text *model, const char *name, MemoryContext cxt, Pgk
 		report_corrupt(name, "Its kernel depends on the origin, but its rows are shifted.");
 	n = ARR_DIMS(kv.rows)[0];
 	out->kernel_n = n;
-	out->kernel_rows = (float *) array_copy(kv.rows, sizeof(float) * (Size) n * out->d, cxt);
-	out->kernel_members = (int32 *) array_copy(kv.members, sizeof(int32) * (Size) n, cxt);
-	out->kernel_norms = (double *) array_copy(kv.norms, sizeof(double) * out->k, cxt);
+	out->kernel_rows = (float *)
+		pgkm_array_data_copy(kv.rows, sizeof(float) * (Size) n * out->d, cxt);
+	out->kernel_members = (int32 *)
+		pgkm_array_data_copy(kv.members, sizeof(int32) * (Size) n, cxt);
+	out->kernel_norms = (double *)
+		pgkm_array_data_copy(kv.norms, sizeof(double) * out->k, cxt);
 	if (kv.shift != NULL)
-		out->kernel.shift = (double *) array_copy(kv.shift, sizeof(double) * out->d, cxt);
+		out->kernel.shift = (double *)
+			pgkm_array_data_copy(kv.shift, sizeof(double) * out->d, cxt);
 	out->kernel.scale_log2 = kv.scale_log2;
 }
 
@@ -191,9 +186,30 @@ pgkm_store_load(PgkmStore *st, text *model, MemoryContext cxt, PgkmModel *out)
 	kd = (Size) v.k * v.d;
 	out->k = v.k;
 	out->d = v.d;
-	out->centroids = (double *) array_copy(v.centroids, sizeof(double) * kd, cxt);
-	out->sizes = (int64 *) array_copy(v.sizes, sizeof(int64) * v.k, cxt);
-	out->cluster_inertia = (double *) array_copy(v.cluster_inertia, sizeof(double) * v.k, cxt);
+	out->centroids = (double *) pgkm_array_data_copy(v.centroids, sizeof(double) * kd, cxt);
+	out->sizes = (int64 *) pgkm_array_data_copy(v.sizes, sizeof(int64) * v.k, cxt);
+	out->cluster_inertia = (double *)
+		pgkm_array_data_copy(v.cluster_inertia, sizeof(double) * v.k, cxt);
 	load_kernel(st, model, name, cxt, out);
 	return true;
+}
+
+void
+pgkm_model_free(PgkmModel *m)
+{
+	if (m->centroids)
+		pfree(m->centroids);
+	if (m->sizes)
+		pfree(m->sizes);
+	if (m->cluster_inertia)
+		pfree(m->cluster_inertia);
+	if (m->kernel_rows)
+		pfree(m->kernel_rows);
+	if (m->kernel_members)
+		pfree(m->kernel_members);
+	if (m->kernel_norms)
+		pfree(m->kernel_norms);
+	if (m->kernel.shift)
+		pfree((void *) m->kernel.shift);
+	memset(m, 0, sizeof(*m));
 }

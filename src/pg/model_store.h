@@ -102,6 +102,9 @@ extern bool pgkm_store_find(PgkmStore *st, text *model, Oid *token, Oid *owner);
 extern bool pgkm_store_load(PgkmStore *st, text *model, MemoryContext cxt,
 							PgkmModel *out);
 
+/* Free what pgkm_store_load allocated, and zero the model. */
+extern void pgkm_model_free(PgkmModel *m);
+
 /*
  * The values of a model row by name, as kmeans_fit() writes them: columns
  * of kmeans_model_store, and keys of its options jsonb. Why by name: the

@@ -1,5 +1,5 @@
 /*
- * pg_kmeans.cpp: module magic and the server-level settings (GUCs).
+ * module.cpp: module magic and the server-level settings (GUCs).
  */
 #include "module.h"
 

@@ -6,6 +6,7 @@
  * pgkm_output_max_kbytes in budget.cpp).
  */
 #include "srf.h"
+#include "arrays.h"
 #include "budget.h"
 #include "clustering.h"
 
@@ -16,17 +17,6 @@ PG_FUNCTION_INFO_V1(pgkm_kmeans_centroids);
 }
 
 #define PGKM_EMIT_CHECK_ROWS 4096
-
-ArrayType *
-pgkm_float8_array(const double *v, int n)
-{
-	Datum	   *elems = (Datum *) palloc(sizeof(Datum) * Max(n, 1));
-
-	for (int i = 0; i < n; i++)
-		elems[i] = Float8GetDatum(v[i]);
-	return construct_array(elems, n, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
-						   TYPALIGN_DOUBLE);
-}
 
 /*
  * Clusters numbered from 0 like scikit-learn and PostGIS. Shared by
@@ -46,7 +36,7 @@ pgkm_emit_centroid_rows(FunctionCallInfo fcinfo, int32 k, int32 d,
 		bool		nulls[4] = {false, false, false, false};
 
 		values[0] = Int32GetDatum(c);
-		values[1] = PointerGetDatum(pgkm_float8_array(centroids + (int64) c * d, d));
+		values[1] = PointerGetDatum(pgkm_array_from(centroids + (int64) c * d, d, 0, FLOAT8OID));
 		values[2] = Int64GetDatum(sizes[c]);
 		values[3] = Float8GetDatum(cluster_inertia[c]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -210,7 +200,7 @@ pgkm_kmeans_centroids(PG_FUNCTION_ARGS)
 
 	c = pgkm_cluster(&args, false);
 	pgkm_emit_centroid_rows(fcinfo, c->result.k, c->result.d, c->result.centroids,
-							c->result.sizes, c->cluster_inertia);
+							c->result.sizes, c->result.cluster_inertia);
 	pgkm_report_timing(c, c->result.k);
 	pgkm_clustering_end(c);
 	return (Datum) 0;

@@ -7,9 +7,6 @@
 
 #include "pg_headers.h"
 
-/* A float8[] from a C array of doubles. */
-extern ArrayType *pgkm_float8_array(const double *v, int n);
-
 /* Rows (cluster, centroid, size, inertia) into the call's tuplestore. */
 extern void pgkm_emit_centroid_rows(FunctionCallInfo fcinfo, int32 k, int32 d,
 									const double *centroids,
