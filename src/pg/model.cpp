@@ -93,10 +93,10 @@ add_kernel_values(const PgkmArgs *args, const PgkmClustering *c, PgkmStoreRow *r
 
 /*
  * The row kmeans_fit() stores: the call (relation, columns, method and
- * options as given, canonical spellings), the result (centroids, initial
- * centroids of the winning run when the engine kept them, sizes, inertias,
- * iterations, the device that ran), the rows clustered and
- * skipped, and the time.
+ * options as given, canonical spellings), the result (the method that ran,
+ * centroids, initial centroids of the winning run when the engine kept
+ * them, sizes, inertias, iterations, the device that ran), the rows
+ * clustered and skipped, and the time.
  */
 static void
 fit_values(const PgkmArgs *args, const PgkmClustering *c, PgkmStoreRow *row)
@@ -114,6 +114,8 @@ fit_values(const PgkmArgs *args, const PgkmClustering *c, PgkmStoreRow *row)
 	pgkm_store_set(row, "k", INT4OID, Int32GetDatum(r->k));
 	pgkm_store_set(row, "d", INT4OID, Int32GetDatum(r->d));
 	pgkm_store_set(row, "method", TEXTOID, CStringGetTextDatum(args->method_name));
+	pgkm_store_set(row, "method_used", TEXTOID,
+				   CStringGetTextDatum(r->method_used ? r->method_used : args->method_name));
 	pgkm_store_set_option(row, "max_iter", INT4OID, Int32GetDatum(args->max_iter));
 	pgkm_store_set_option(row, "tol", FLOAT8OID, Float8GetDatum(args->tol));
 	pgkm_store_set_option(row, "init", TEXTOID, CStringGetTextDatum(args->init_name));
