@@ -9,12 +9,15 @@ GLUE        = module args errors budget relation read scan buffer row_convert \
 OBJS        = $(GLUE:%=src/pg/%.o)
 DATA        = sql/pg_kmeans--0.1.sql
 # The pg_regress schedule (sql/NAME.sql against expected/NAME.out), in this
-# order: what one call does, then the data it reads, then methods, then
-# models. gpu_unavailable is last: GPU hosts skip it (tests/gpu/run_gpu_suite.sh
-# reads this list with `make -s print-regress`).
-REGRESS     = basics errors quoting privileges inheritance numeric_range budget \
-              output progress methods kernel models model_values model_privileges \
-              model_search_path kernel_models gpu_unavailable
+# order: what one call does, the data it reads, the methods, the models.
+# gpu_unavailable is last: GPU hosts skip it (tests/gpu/run_gpu_suite.sh
+# reads this list with `make -s print-regress`). A new test goes on its
+# group's line; installcheck refuses a sql/*.sql that is on none.
+REGRESS     = basics errors quoting privileges inheritance numeric_range budget output progress
+REGRESS    += methods kernel
+REGRESS    += models model_values model_privileges model_search_path kernel_models
+REGRESS    += gpu_unavailable
+REGRESS_UNLISTED = $(filter-out $(REGRESS) pg_kmeans--%,$(notdir $(basename $(wildcard sql/*.sql))))
 REGRESS_OPTS = --load-extension=pg_kmeans
 EXTRA_CLEAN = build results regression.diffs regression.out
 
@@ -44,12 +47,18 @@ $(BUILD_DIR)/engine_link.mk: CMakeLists.txt
 	$(CMAKE) -S . -B $(BUILD_DIR) -DPGKM_CUDA=$(PGKM_CUDA) $(CMAKE_EXTRA)
 	touch $@
 
-.PHONY: engine engine-test install-cuda-plugin print-regress
+.PHONY: engine engine-test install-cuda-plugin print-regress check-regress-list
 engine: $(BUILD_DIR)/engine_link.mk
 	$(CMAKE) --build $(BUILD_DIR) -j$(shell nproc)
 $(ENGINE_LIB): engine
 $(shlib): $(ENGINE_LIB)
 $(OBJS): src/engine/pgkm_engine.h $(wildcard src/pg/*.h)
+
+print-regress installcheck: check-regress-list
+check-regress-list:
+ifneq ($(REGRESS_UNLISTED),)
+	$(error sql/ holds tests that REGRESS does not list: $(REGRESS_UNLISTED))
+endif
 
 print-regress:
 	@echo $(REGRESS)
