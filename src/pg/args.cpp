@@ -22,11 +22,6 @@ typedef struct NamedValue
 	const char *other;			/* normalized, or NULL */
 } NamedValue;
 
-static const NamedValue methods[] = {
-	{"lloyd", PGKM_METHOD_LLOYD, NULL}, {"elkan", PGKM_METHOD_ELKAN, NULL},
-	{"hamerly", PGKM_METHOD_HAMERLY, NULL}, {"yinyang", PGKM_METHOD_YINYANG, NULL},
-	{"sort", PGKM_METHOD_SORT, NULL}, {"auto", PGKM_METHOD_AUTO, NULL},
-	{"kernel", PGKM_METHOD_KERNEL, NULL}, {NULL, 0, NULL}};
 /* scikit-learn's pairwise kernel names; poly is its other name, gaussian Popcorn's */
 static const NamedValue kernels[] = {
 	{"linear", PGKM_KERNEL_LINEAR, NULL}, {"polynomial", PGKM_KERNEL_POLYNOMIAL, "poly"},
@@ -38,6 +33,28 @@ static const NamedValue inits[] = {
 static const NamedValue devices[] = {
 	{"auto", PGKM_DEVICE_AUTO, NULL}, {"cpu", PGKM_DEVICE_CPU, NULL},
 	{"gpu", PGKM_DEVICE_GPU, "cuda"}, {NULL, 0, NULL}};
+
+/*
+ * The methods are the engine's, named by pgkm_method_name in code order, so
+ * a method added to the engine needs no line here. Codes are below
+ * PGKM_METHOD_CODES.
+ */
+#define PGKM_METHOD_CODES 64
+static NamedValue methods[PGKM_METHOD_CODES + 1];
+
+static const NamedValue *
+method_table(void)
+{
+	if (methods[0].name == NULL)
+	{
+		int			n = 0;
+
+		for (int32 m = 0; m < PGKM_METHOD_CODES; m++)
+			if (pgkm_method_name(m) != NULL)
+				methods[n++] = NamedValue{pgkm_method_name(m), m, NULL};
+	}
+	return methods;
+}
 
 /*
  * The spelling of an option value, for comparison: ASCII lower case, with
@@ -264,7 +281,7 @@ pgkm_parse_args(FunctionCallInfo fcinfo, int first, PgkmArgs *args)
 				 errmsg("n_init must be at least 1, got %d", args->n_init)));
 
 	{
-		const NamedValue *m = lookup_named(methods,
+		const NamedValue *m = lookup_named(method_table(),
 										   text_to_cstring(PG_GETARG_TEXT_PP(first + 3)),
 										   "k-means method", "methods");
 		const NamedValue *in = lookup_named(inits,
