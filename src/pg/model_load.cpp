@@ -30,6 +30,15 @@ model_column(const char *name, int col, Oid typid, bool *isnull)
 	return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, isnull);
 }
 
+/* An integer column of the row, 0 when NULL (*isnull says which). */
+static int32
+model_int4(const char *name, int col, bool *isnull)
+{
+	Datum		d = model_column(name, col, INT4OID, isnull);
+
+	return *isnull ? 0 : DatumGetInt32(d);
+}
+
 static ArrayType *
 model_array(const char *name, int col, Oid typid)
 {
@@ -131,8 +140,7 @@ load_kernel(PgkmStore *st, text *model, const char *name, MemoryContext cxt, Pgk
 	kv.members = model_array(name, 2, INT4ARRAYOID);
 	kv.norms = model_array(name, 3, FLOAT8ARRAYOID);
 	kv.shift = model_array(name, 4, FLOAT8ARRAYOID);
-	d = model_column(name, 5, INT4OID, &kv.scale_null);
-	kv.scale_log2 = kv.scale_null ? 0 : DatumGetInt32(d);
+	kv.scale_log2 = model_int4(name, 5, &kv.scale_null);
 	problem = pgkm_model_kernel_problem(&kv);
 	if (problem != NULL)
 		report_corrupt(name, problem);
@@ -169,10 +177,8 @@ pgkm_store_load(PgkmStore *st, text *model, MemoryContext cxt, PgkmModel *out)
 							 model, true, SPI_OK_SELECT);
 	if (SPI_processed == 0)
 		return false;
-	d = model_column(name, 1, INT4OID, &v.k_null);
-	v.k = v.k_null ? 0 : DatumGetInt32(d);
-	d = model_column(name, 2, INT4OID, &v.d_null);
-	v.d = v.d_null ? 0 : DatumGetInt32(d);
+	v.k = model_int4(name, 1, &v.k_null);
+	v.d = model_int4(name, 2, &v.d_null);
 	v.centroids = model_array(name, 3, FLOAT8ARRAYOID);
 	v.initial_centroids = model_array(name, 4, FLOAT8ARRAYOID);
 	v.sizes = model_array(name, 5, INT8ARRAYOID);
