@@ -219,7 +219,7 @@ pgkm_run::fill_empty_clusters()
 	for (int64_t i = 0; i < n_; i++)
 		if (cur_.dist[i] > 0)
 		{
-			/* rows remain apart: only the GPU's labels can leave a cluster empty here */
+			/* rows remain apart after k + 1 rounds: recorded, never returned empty (defensive: exact labels keep a relocated row) */
 			for (int32_t c = 0; c < k; c++)
 				cur_.unfilled += cur_.sizes[c] == 0;
 			break;
