@@ -1,0 +1,57 @@
+#!/bin/bash
+# tests/gpu/kernel_device_run.sh: kernel k-means on a CUDA host: the kernel
+# plan tests, the GPU kernel tests, compute-sanitizer (memcheck, racecheck)
+# on the small ones, and the kernel benchmark (gpu_bench --kernel). It runs
+# the binaries in $PREBUILT (the plugin, gpu_plan_tests, gpu_engine_tests,
+# gpu_bench; the plugin as pg_kmeans_cuda.plugin, as *.so is ignored by git), copied there from a PGKM_CUDA=ON build on a machine with the
+# same toolkit), or builds them (device_run.sh build) when they are absent
+# or do not start. Logs go to $OUT (default ./gpu-out).
+#   usage: bash tests/gpu/kernel_device_run.sh [tests|san|bench|all]... [-- gpu_bench args]
+#   e.g. `tests bench -- --kernel popcorn`; default: tests san bench, bench = --kernel all.
+#   Time caps (s): TESTS_TIMEOUT (150), SAN_TIMEOUT (90 per tool), BENCH_TIMEOUT (300).
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
+export PATH=/usr/local/cuda/bin:$PATH
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+P=${PREBUILT:-$PWD/prebuilt-kgpu}
+steps=(); bench_args=(--kernel all)
+while [ $# -gt 0 ]; do
+  if [ "$1" = -- ]; then shift; bench_args=("$@"); break; fi
+  steps+=("$1"); shift
+done
+[ ${#steps[@]} -eq 0 ] && steps=(tests san bench)
+{ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv; nproc; } 2>&1 | tee "$OUT/machine.txt"
+if ! "$P/gpu_plan_tests" --gtest_list_tests >/dev/null 2>&1; then
+  echo "prebuilt binaries missing or not runnable here: building"
+  bash tests/gpu/device_run.sh build || exit 1
+  mkdir -p "$P"; cp build-gpu/cuda/pg_kmeans_cuda.so "$P"/pg_kmeans_cuda.plugin; cp build-gpu/tests/gpu/gpu_plan_tests \
+    build-gpu/tests/gpu/gpu_engine_tests build-gpu/bench/gpu_bench "$P"/
+fi
+export PGKM_CUDA_PLUGIN=$P/pg_kmeans_cuda.plugin
+rc=0
+for step in "${steps[@]}"; do
+  t0=$(date +%s)
+  case $step in
+    tests)
+      "$P/gpu_plan_tests" >"$OUT/plan_tests.log" 2>&1 || rc=1
+      echo "plan tests: $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/plan_tests.log" | tr '\n' ' ')"
+      timeout "${TESTS_TIMEOUT:-150}" "$P/gpu_engine_tests" --gtest_filter="${TESTS_FILTER:-*Kernel*}" \
+        >"$OUT/kernel_tests.log" 2>&1
+      trc=$?
+      grep -E "^\[  (PASSED|FAILED) |FAILED|Failure|rror|measured|Expected|Which is|differ|tests ran" \
+        "$OUT/kernel_tests.log" | head -80
+      echo "kernel tests rc=$trc"; [ "$trc" -ne 0 ] && rc=1 ;;
+    san)
+      filter='KernelGpu.RowsAreTheRowsOfK:KernelGpu.EmptyClustersTakeNoPart:KernelGpu.OneCluster:KernelGpu.ChunkSizeChangesOnlyTheRounding:Kernels/KernelGpuVsCpu.SamePassAndLoopFromTheSameLabels/rbf_stored_syrk'
+      for tool in memcheck racecheck; do
+        timeout "${SAN_TIMEOUT:-90}" compute-sanitizer --tool $tool --error-exitcode 9 "$P/gpu_engine_tests" \
+          --gtest_filter="$filter" >"$OUT/sanitizer_$tool.log" 2>&1
+        src=$?; echo "compute-sanitizer $tool rc=$src: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$OUT/sanitizer_$tool.log" | tr '\n' ' ')"
+        [ $src -ne 0 ] && rc=1
+      done ;;
+    bench)
+      timeout "${BENCH_TIMEOUT:-300}" "$P/gpu_bench" "$PGKM_CUDA_PLUGIN" "${bench_args[@]}" 2>&1 | tee "$OUT/kernel_bench.log" ;;
+  esac
+  echo "[$step: $(( $(date +%s) - t0 )) s]"
+done
+exit $rc
