@@ -49,7 +49,6 @@ allocate(KRun &r)
 	r.d_xc = m.alloc<float>(b.xc);
 	r.d_xlo = m.alloc<float>(b.xlo);
 	r.d_xs = m.alloc<float>(b.xs);
-	r.d_xslo = m.alloc<float>(b.xslo);
 	double	   *stats = m.alloc<double>(b.stats);
 	r.d_diag = stats;
 	r.d_cnorm = stats + r.n;

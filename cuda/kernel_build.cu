@@ -101,16 +101,30 @@ kernel_check_flag(KRun &r)
 			 "store it in bfloat16 or float32");
 }
 
-/* xc[i][j] = x[i][j] - meanf[j] for j < d, 0 up to dp. */
+/*
+ * xc[i][j] = x[i][j] - meanf[j] for j < d, 0 up to dp (rows xw apart);
+ * SPLIT3: the row as [hi lo hi], hi = tf32_hi(x'), lo = x' - hi.
+ */
+template <bool SPLIT3>
 __global__ void
-centre_kernel(const float *x, int64_t n, int d, int dp, const float *meanf, float *xc)
+centre_kernel(const float *x, int64_t n, int d, int dp, int xw, const float *meanf, float *xc)
 {
 	const int64_t total = n * dp;
 	for (int64_t e = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (int64_t) gridDim.x * blockDim.x)
 	{
 		const int64_t i = e / dp;
 		const int	j = (int) (e - i * dp);
-		xc[e] = j < d ? __fsub_rn(x[i * d + j], meanf[j]) : 0.0f;
+		const float v = j < d ? __fsub_rn(x[i * d + j], meanf[j]) : 0.0f;
+		float	   *row = xc + i * xw;
+		if (!SPLIT3)
+			row[j] = v;
+		else
+		{
+			const float h = tf32_hi(v);
+			row[j] = h;
+			row[dp + j] = __fsub_rn(v, h);
+			row[2 * dp + j] = h;
+		}
 	}
 }
 
@@ -175,11 +189,14 @@ kernel_prepare(KRun &r, double *diag_out)
 	float	   *d_meanf = reinterpret_cast<float *>(r.d_mean + d);
 	CK(cudaMemcpyAsync(d_mean, r.mean.data(), (size_t) d * 8, cudaMemcpyHostToDevice, r.st));
 	CK(cudaMemcpyAsync(d_meanf, r.meanf.data(), (size_t) d * 4, cudaMemcpyHostToDevice, r.st));
-	centre_kernel<<<grid_for(n * dp, 256), 256, 0, r.st>>>(r.d_x, n, d, dp, d_meanf, r.d_xc);
+	if (p.xw == 3 * dp)
+		centre_kernel<true><<<grid_for(n * dp, 256), 256, 0, r.st>>>(r.d_x, n, d, dp, p.xw, d_meanf, r.d_xc);
+	else
+		centre_kernel<false><<<grid_for(n * dp, 256), 256, 0, r.st>>>(r.d_x, n, d, dp, p.xw, d_meanf, r.d_xc);
 	CKLAUNCH("centre_kernel");
 	row_stats_kernel<<<grid_for(n * 32, 256), 256, 0, r.st>>>(r.d_x, n, d, d_meanf, d_mean, r.map);
 	CKLAUNCH("row_stats_kernel");
-	if (p.tf32x3)
+	if (p.tf32x3 && p.stored)
 	{
 		split_kernel<<<grid_for(n * dp, 256), 256, 0, r.st>>>(r.d_xc, r.d_xlo, n * dp);
 		CKLAUNCH("split_kernel");
@@ -193,7 +210,7 @@ kernel_prepare(KRun &r, double *diag_out)
  * the centred copy (m of them), B = rows b0.. (cols of them): fp32, or
  * 3xTF32 with the small cross terms first. beta 0: C is overwritten.
  */
-void
+static void
 kernel_gram(KRun &r, const float *ahi, const float *alo, int64_t a0, int64_t m, const float *bhi, const float *blo,
 			int64_t b0, int64_t cols, float *C, int64_t ldc)
 {
@@ -223,7 +240,7 @@ kernel_gram(KRun &r, const float *ahi, const float *alo, int64_t a0, int64_t m, 
 template <typename T>
 __global__ void __launch_bounds__(256)
 map_mirror_kernel(const float *G, int64_t ldg, int64_t c0, int64_t i0, int64_t rows, int64_t n, T *K, int64_t ld,
-				  KMapArgs m)
+				  KMapArgs m, double mu)
 {
 	const int64_t tr = blockIdx.y, tc = blockIdx.x;
 	if (tc < tr)
@@ -242,6 +259,7 @@ map_mirror_kernel(const float *G, int64_t ldg, int64_t c0, int64_t i0, int64_t r
 			else
 				v = kmap_float(m, kmap_value(m, G[rr * ldg + (l - c0)], i, l, m.cnorm[i], m.coff[i], m.cnorm[l],
 											 m.coff[l]));
+			v = (float) ((double) v - mu);
 			if (std::is_same<T, __half>::value && !(fabsf(v) <= 65504.0f) && isfinite(v))
 				atomicOr(m.flag, 2u);
 			K[i * ld + l] = to_elem<T>(v);
@@ -257,6 +275,56 @@ map_mirror_kernel(const float *G, int64_t ldg, int64_t c0, int64_t i0, int64_t r
 	}
 }
 
+/*
+ * The mean of K over the first panel's first rs rows, right of the diagonal
+ * (G as in map_mirror_kernel): one fp64 partial per block in a fixed order,
+ * summed by the caller.
+ */
+__global__ void __launch_bounds__(256)
+sample_sum_kernel(const float *G, int64_t ldg, int64_t c0, int64_t i0, int64_t rs, int64_t n, KMapArgs m,
+				  double *partials)
+{
+	__shared__ double sh[256];
+	const int64_t width = n - i0, total = rs * width;
+	double		s = 0;
+	for (int64_t e = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (int64_t) gridDim.x * blockDim.x)
+	{
+		const int64_t rr = e / width, l = i0 + (e - rr * width), i = i0 + rr;
+		if (l > i)
+			s += (double) kmap_float(m, kmap_value(m, G[rr * ldg + (l - c0)], i, l, m.cnorm[i], m.coff[i],
+												   m.cnorm[l], m.coff[l]));
+	}
+	s = block_tree_sum(s, sh);
+	if (threadIdx.x == 0)
+		partials[blockIdx.x] = s;
+}
+
+/*
+ * A half-precision K keeps 8 (bf16) or 11 (fp16) significant bits of each
+ * value: stored as K - mu, with mu the mean of a sample of K, the bits go
+ * to how values differ from each other rather than to what they share (K
+ * of data far from the origin is a large common value plus small
+ * differences). The pass adds |c| mu back to each S_ic in fp64.
+ */
+static void
+sample_mu(KRun &r, const float *G, int64_t c0, int64_t i0, int64_t rows)
+{
+	const int64_t rs = std::min<int64_t>(rows, 32), n = r.n;
+	const int64_t count = rs * (n - i0) - rs * (rs + 1) / 2;
+	if (count <= 0)
+		return;
+	const int	blocks = (int) std::min<int64_t>(256, n);	/* partials in d_rowsum (n doubles) */
+	sample_sum_kernel<<<blocks, 256, 0, r.st>>>(G, r.plan.ld, c0, i0, rs, n, r.map, r.d_rowsum);
+	CKLAUNCH("sample_sum_kernel");
+	std::vector<double> part(blocks);
+	CK(cudaMemcpyAsync(part.data(), r.d_rowsum, blocks * 8, cudaMemcpyDeviceToHost, r.st));
+	CK(cudaStreamSynchronize(r.st));
+	double		s = 0;
+	for (double v : part)
+		s += v;
+	r.mu = std::isfinite(s) ? s / (double) count : 0.0;
+}
+
 template <typename T>
 static void
 launch_map_mirror(KRun &r, const float *G, int64_t c0, int64_t i0, int64_t rows)
@@ -264,7 +332,7 @@ launch_map_mirror(KRun &r, const float *G, int64_t c0, int64_t i0, int64_t rows)
 	const int64_t n = r.n;
 	dim3		grid((unsigned) ((n - i0 + KMAP_TILE - 1) / KMAP_TILE), (unsigned) ((rows + KMAP_TILE - 1) / KMAP_TILE));
 	map_mirror_kernel<T><<<grid, 256, 0, r.st>>>(G, r.plan.ld, c0, i0, rows, n, static_cast<T *>(r.d_K), r.plan.ld,
-												 r.map);
+												 r.map, r.mu);
 	CKLAUNCH("map_mirror_kernel");
 }
 
@@ -299,6 +367,8 @@ kernel_build_matrix(KRun &r)
 				kernel_gram(r, r.d_xc, nullptr, i0 + rows, n - i0 - rows, r.d_xc, nullptr, i0, rows, G + rows, p.ld);
 		}
 		const int64_t c0 = p.syrk ? i0 : 0;
+		if (i0 == 0 && p.precision != PGKM_CUDA_KPREC_FP32)
+			sample_mu(r, G, c0, i0, rows);
 		if (p.precision == PGKM_CUDA_KPREC_BF16)
 			launch_map_mirror<__nv_bfloat16>(r, G, c0, i0, rows);
 		else if (p.precision == PGKM_CUDA_KPREC_FP16)
@@ -321,13 +391,13 @@ kernel_build_matrix(KRun &r)
 /* out[q * n + l] = K[idx[q]][l] as float (stored), or from the raw rows in fp64 (streamed). */
 template <typename T>
 __global__ void
-rows_kernel(const int64_t *idx, int count, int64_t n, const T *K, int64_t ld, KMapArgs m, float *out)
+rows_kernel(const int64_t *idx, int count, int64_t n, const T *K, int64_t ld, KMapArgs m, double mu, float *out)
 {
 	const int64_t total = (int64_t) count * n;
 	for (int64_t e = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (int64_t) gridDim.x * blockDim.x)
 	{
 		const int64_t q = e / n, l = e - q * n, i = idx[q];
-		out[e] = K ? elem_to_float(K[i * ld + l]) : (float) kmap_exact(m, i, l);
+		out[e] = K ? (float) ((double) elem_to_float(K[i * ld + l]) + mu) : (float) kmap_exact(m, i, l);
 	}
 }
 
@@ -347,14 +417,14 @@ kernel_rows(KRun &r, const int64_t *idx, int32_t count, float *out)
 		const int	g = grid_for((int64_t) c * n, 256);
 		const KernelPlan &p = r.plan;
 		if (!p.stored)
-			rows_kernel<float><<<g, 256, 0, r.st>>>(d_idx, c, n, nullptr, 0, r.map, r.d_rows);
+			rows_kernel<float><<<g, 256, 0, r.st>>>(d_idx, c, n, nullptr, 0, r.map, r.mu, r.d_rows);
 		else if (p.precision == PGKM_CUDA_KPREC_BF16)
 			rows_kernel<<<g, 256, 0, r.st>>>(d_idx, c, n, static_cast<const __nv_bfloat16 *>(r.d_K), p.ld, r.map,
-											 r.d_rows);
+											 r.mu, r.d_rows);
 		else if (p.precision == PGKM_CUDA_KPREC_FP16)
-			rows_kernel<<<g, 256, 0, r.st>>>(d_idx, c, n, static_cast<const __half *>(r.d_K), p.ld, r.map, r.d_rows);
+			rows_kernel<<<g, 256, 0, r.st>>>(d_idx, c, n, static_cast<const __half *>(r.d_K), p.ld, r.map, r.mu, r.d_rows);
 		else
-			rows_kernel<<<g, 256, 0, r.st>>>(d_idx, c, n, static_cast<const float *>(r.d_K), p.ld, r.map, r.d_rows);
+			rows_kernel<<<g, 256, 0, r.st>>>(d_idx, c, n, static_cast<const float *>(r.d_K), p.ld, r.map, r.mu, r.d_rows);
 		CKLAUNCH("rows_kernel");
 		CK(cudaMemcpyAsync(out + (size_t) q0 * n, r.d_rows, (size_t) c * n * 4, cudaMemcpyDeviceToHost, r.st));
 		CK(cudaStreamSynchronize(r.st));

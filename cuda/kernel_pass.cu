@@ -34,9 +34,6 @@
 namespace pgkm_cuda
 {
 
-void		kernel_gram(KRun &r, const float *ahi, const float *alo, int64_t a0, int64_t m, const float *bhi,
-						const float *blo, int64_t b0, int64_t cols, float *C, int64_t ldc);
-
 struct AccArgs
 {
 	const void *base;			/* K, or a tile */
@@ -52,55 +49,39 @@ struct AccArgs
 };
 
 /*
- * Chunk a.q0 + blockIdx.x, strip blockIdx.y. Warp w sums rows pb + w,
- * pb + w + 8, ... in order. Load l of lane j reads the VEC columns from
- * (l * 32 + j) * VEC of the strip, so each load instruction of a warp reads
- * 512 contiguous bytes. MAP: base is a tile of Gram entries, mapped to K as
- * it is read, one load per lane and row (the fp64 map's registers).
+ * Chunk a.q0 + blockIdx.x of a stored K, strip blockIdx.y. Warp w sums the
+ * rows pb + w, pb + w + 8, ... in order. Load l of lane j reads the VEC
+ * columns from (l * 32 + j) * VEC of the strip, so each load instruction of
+ * a warp reads 512 contiguous bytes; U rows' loads are in flight at once.
  */
-template <typename T, typename Acc, bool GATHER, bool MAP, int U>
-__global__ void __launch_bounds__(KPASS_THREADS, MAP ? 2 : 4)
-accumulate_kernel(AccArgs a, KMapArgs m)
+template <typename T, typename Acc, int U>
+__global__ void __launch_bounds__(KPASS_THREADS, 4)
+accumulate_kernel(AccArgs a)
 {
-	constexpr int VEC = KVec<T>::N, LOADS = MAP ? 1 : KPASS_LOADS, PER = LOADS * VEC, STRIP = 32 * PER;
-	constexpr int WARPS = KPASS_THREADS / 32;
+	constexpr int VEC = KVec<T>::N, PER = KPASS_LOADS * VEC, STRIP = 32 * PER, WARPS = KPASS_THREADS / 32;
 	__shared__ Acc red[WARPS][STRIP];
 	const KChunk ch = a.chunks[a.q0 + blockIdx.x];
-	const int64_t pb = max(ch.start, a.p0), pe = min(ch.start + ch.len, a.p1);
+	const int64_t pb = ch.start, pe = ch.start + ch.len;
 	const int	warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 	const int64_t strip0 = (int64_t) blockIdx.y * STRIP;
-	const T    *base = static_cast<const T *>(a.base);
+	const T    *base = static_cast<const T *>(a.base) + strip0;
 	/* the strip column of element e = l * VEC + v of this lane */
 	auto		col_of = [&](int e) { return ((e / VEC) * 32 + lane) * VEC + e % VEC; };
-	double		cnc[MAP ? PER : 1], coc[MAP ? PER : 1];
-	if (MAP)
-#pragma unroll
-		for (int e = 0; e < PER; e++)
-		{
-			const int64_t c = strip0 + col_of(e);
-			const bool	ok = c < a.width;
-			cnc[e] = ok ? m.cnorm[a.col0 + c] : 0.0;
-			coc[e] = ok ? m.coff[a.col0 + c] : 0.0;
-		}
 	Acc			acc[PER];
 #pragma unroll
 	for (int e = 0; e < PER; e++)
 		acc[e] = 0;
-
 	auto		add_rows = [&](int64_t p, int count) {
 		float		v[U][PER];
-		int64_t		rid[U];
 #pragma unroll
 		for (int u = 0; u < U; u++)
 		{
 			if (u >= count)
 				break;
-			const int64_t pu = p + (int64_t) u * WARPS;
-			rid[u] = (GATHER || MAP) ? (int64_t) a.perm[pu] : 0;
-			const T    *row = (GATHER ? base + rid[u] * a.ld : base + (pu - a.p0) * a.ld) + strip0;
 			/* rows are padded to whole strips: every load is in bounds, columns past width are dropped */
+			const T    *row = base + (int64_t) a.perm[p + (int64_t) u * WARPS] * a.ld;
 #pragma unroll
-			for (int l = 0; l < LOADS; l++)
+			for (int l = 0; l < KPASS_LOADS; l++)
 				load16(row + col_of(l * VEC), &v[u][l * VEC]);
 		}
 #pragma unroll
@@ -108,24 +89,9 @@ accumulate_kernel(AccArgs a, KMapArgs m)
 		{
 			if (u >= count)
 				break;
-			if (MAP)
-			{
-				const int64_t r = rid[u];
-				const double cnr = m.cnorm[r], cor = m.coff[r];
 #pragma unroll
-				for (int e = 0; e < PER; e++)
-				{
-					const int64_t c = strip0 + col_of(e), i = a.col0 + c;
-					if (c >= a.width)
-						continue;
-					const double k = i == r ? m.diag[i] : kmap_value(m, v[u][e], r, i, cnr, cor, cnc[e], coc[e]);
-					acc[e] += (Acc) kmap_float(m, k);
-				}
-			}
-			else
-#pragma unroll
-				for (int e = 0; e < PER; e++)
-					acc[e] += (Acc) v[u][e];
+			for (int e = 0; e < PER; e++)
+				acc[e] += (Acc) v[u][e];
 		}
 	};
 	int64_t		p = pb + warp;
@@ -138,7 +104,6 @@ accumulate_kernel(AccArgs a, KMapArgs m)
 	for (int e = 0; e < PER; e++)
 		red[warp][col_of(e)] = acc[e];
 	__syncthreads();
-	const bool	first = ch.start >= a.p0;
 	double	   *out = a.partial + (a.q0 + blockIdx.x) * a.ldp;
 	for (int e = threadIdx.x; e < STRIP; e += KPASS_THREADS)
 	{
@@ -149,14 +114,107 @@ accumulate_kernel(AccArgs a, KMapArgs m)
 #pragma unroll
 		for (int w = 0; w < WARPS; w++)
 			s += (double) red[w][e];
+		out[col] = s;
+	}
+}
+
+/* Sorted rows whose row index and statistics a streamed block stages at a time. */
+static constexpr int KMAP_SEG = 256;
+
+/*
+ * The streamed pass's kernel: chunk a.q0 + blockIdx.x, strip blockIdx.y of
+ * a tile of Gram entries (row 0 = sorted row a.p0), each entry mapped to K
+ * as it is read (device/kernel_map.cuh) and added in fp64. The rows' indices
+ * and statistics are staged in shared memory KMAP_SEG rows at a time; lane j
+ * holds the 4 columns from 4 j of the strip (one 16-byte load per row). A
+ * chunk's part in this tile is added to its partials (the first tile that
+ * meets the chunk writes them).
+ */
+template <int U>
+__global__ void __launch_bounds__(KPASS_THREADS, 2)
+map_accumulate_kernel(AccArgs a, KMapArgs m)
+{
+	constexpr int STRIP = 32 * 4, WARPS = KPASS_THREADS / 32;
+	__shared__ double red[WARPS][STRIP];
+	__shared__ int64_t s_row[KMAP_SEG];
+	__shared__ double s_cn[KMAP_SEG], s_co[KMAP_SEG];
+	const KChunk ch = a.chunks[a.q0 + blockIdx.x];
+	const int64_t pb = max(ch.start, a.p0), pe = min(ch.start + ch.len, a.p1);
+	const int	warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	const int64_t c0 = (int64_t) blockIdx.y * STRIP + lane * 4;	/* this lane's first tile column */
+	double		cnc[4], coc[4], acc[4] = {0, 0, 0, 0};
+#pragma unroll
+	for (int e = 0; e < 4; e++)
+	{
+		const bool	ok = c0 + e < a.width;
+		cnc[e] = ok ? m.cnorm[a.col0 + c0 + e] : 0.0;
+		coc[e] = ok ? m.coff[a.col0 + c0 + e] : 0.0;
+	}
+	for (int64_t seg = pb; seg < pe; seg += KMAP_SEG)
+	{
+		const int	cnt = (int) min((int64_t) KMAP_SEG, pe - seg);
+		for (int j = threadIdx.x; j < cnt; j += KPASS_THREADS)
+		{
+			const int64_t r = a.perm[seg + j];
+			s_row[j] = r;
+			s_cn[j] = m.cnorm[r];
+			s_co[j] = m.coff[r];
+		}
+		__syncthreads();
+		for (int j = warp; j < cnt; j += U * WARPS)
+		{
+			float		v[U][4];
+#pragma unroll
+			for (int u = 0; u < U; u++)
+				if (j + u * WARPS < cnt)
+					load16(static_cast<const float *>(a.base) + (seg + j + u * WARPS - a.p0) * a.ld + c0, v[u]);
+#pragma unroll
+			for (int u = 0; u < U; u++)
+			{
+				const int	jj = j + u * WARPS;
+				if (jj >= cnt)
+					break;
+				const int64_t r = s_row[jj];
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+				{
+					const int64_t i = a.col0 + c0 + e;
+					if (c0 + e >= a.width)
+						continue;
+					const double k = i == r ? m.diag[i] : kmap_value(m, v[u][e], r, i, s_cn[jj], s_co[jj], cnc[e],
+																	 coc[e]);
+					acc[e] += (double) kmap_float(m, k);
+				}
+			}
+		}
+		__syncthreads();
+	}
+#pragma unroll
+	for (int e = 0; e < 4; e++)
+		red[warp][lane * 4 + e] = acc[e];
+	__syncthreads();
+	const bool	first = ch.start >= a.p0;
+	double	   *out = a.partial + (a.q0 + blockIdx.x) * a.ldp;
+	for (int e = threadIdx.x; e < STRIP; e += KPASS_THREADS)
+	{
+		const int64_t col = (int64_t) blockIdx.y * STRIP + e;
+		if (col >= a.width)
+			continue;
+		double		s = 0;
+#pragma unroll
+		for (int w = 0; w < WARPS; w++)
+			s += red[w][e];
 		out[col] = first ? s : out[col] + s;
 	}
 }
 
-/* S[c * n + i] = the chunks of c summed in order, for columns col0 .. col0 + width; rowsum[i] = sum_c S. */
+/*
+ * S[c * n + i] = the chunks of c summed in order (plus |c| mu), for columns
+ * col0 .. col0 + width; rowsum[i] = sum_c S.
+ */
 __global__ void
 reduce_kernel(const double *partial, int64_t ldp, const KCluster *cl, int k, int64_t col0, int64_t width, int64_t n,
-			  double *S, double *rowsum)
+			  double mu, double *S, double *rowsum)
 {
 	for (int64_t col = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; col < width;
 		 col += (int64_t) gridDim.x * blockDim.x)
@@ -169,6 +227,8 @@ reduce_kernel(const double *partial, int64_t ldp, const KCluster *cl, int k, int
 			double		s = 0;
 			for (int32_t q = q0; q < q1; q++)
 				s += partial[q * ldp + col];
+			if (mu != 0)
+				s += (double) cl[c].size * mu;	/* a half-precision K stores K - mu */
 			S[(int64_t) c * n + i] = s;
 			tot += s;
 		}
@@ -230,16 +290,33 @@ sum_kernel(const double *v, int64_t n, double *out)
 		*out = s;
 }
 
-/* xs[p] = xc[perm[p]] (dp floats per row). */
+/* xs[p] = xc[perm[p]], xw floats per row; a [hi lo hi] row (xw = 3 dp) becomes [hi hi lo]. */
 __global__ void
-gather_rows_kernel(const float *xc, const int32_t *perm, int64_t n, int dp, float *xs)
+gather_rows_kernel(const float *xc, const int32_t *perm, int64_t n, int xw, int dp, float *xs)
 {
-	const int64_t total = n * dp;
+	const int64_t total = n * xw;
 	for (int64_t e = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (int64_t) gridDim.x * blockDim.x)
 	{
-		const int64_t p = e / dp;
-		xs[e] = xc[(int64_t) perm[p] * dp + (e - p * dp)];
+		const int64_t p = e / xw;
+		const int	j = (int) (e - p * xw);
+		xs[e] = xc[(int64_t) perm[p] * xw + (xw > dp && j >= dp ? j - dp : j)];
 	}
+}
+
+/*
+ * tile[p][i] (ld Wc) = <x'_{sorted p0 + p}, x'_{i0 + i}>: fp32, or 3xTF32
+ * as one TF32 product of depth 3 dp ([hi lo hi] . [hi hi lo]): the tile is
+ * written once.
+ */
+static void
+tile_gram(KRun &r, int64_t i0, int64_t wc, int64_t p0, int64_t ht)
+{
+	const int	xw = r.plan.xw;
+	const float one = 1.0f, zero = 0.0f;
+	cublasStatus_t bs = cublasSgemm(r.blas, CUBLAS_OP_T, CUBLAS_OP_N, (int) wc, (int) ht, xw, &one, r.d_xc + i0 * xw,
+									xw, r.d_xs + p0 * xw, xw, &zero, r.d_tile, (int) r.plan.tile_cols);
+	if (bs != CUBLAS_STATUS_SUCCESS)
+		fail_blas(bs, "kernel tile product");
 }
 
 static int
@@ -294,7 +371,7 @@ launch_stored(KRun &r, int64_t nch)
 	constexpr int STRIP = 32 * KPASS_LOADS * KVec<T>::N;
 	AccArgs		a {r.d_K, r.plan.ld, r.d_perm, r.d_chunks, 0, 0, r.n, 0, r.n, r.d_partial, r.plan.partial_cols};
 	dim3		grid((unsigned) nch, (unsigned) ((r.n + STRIP - 1) / STRIP));
-	accumulate_kernel<T, Acc, true, false, 4><<<grid, KPASS_THREADS, 0, r.st>>>(a, r.map);
+	accumulate_kernel<T, Acc, 4><<<grid, KPASS_THREADS, 0, r.st>>>(a);
 	CKLAUNCH("accumulate_kernel (stored)");
 }
 
@@ -304,14 +381,9 @@ streamed_sums(KRun &r, int32_t k, int64_t nch)
 {
 	const KernelPlan &p = r.plan;
 	const int64_t n = r.n, Wc = p.tile_cols, Ht = p.tile_rows;
-	constexpr int STRIP = 32 * 4;	/* the mapping kernel's strip: one 16-byte load per lane and row */
-	gather_rows_kernel<<<grid_for(n * p.dp, 256), 256, 0, r.st>>>(r.d_xc, r.d_perm, n, p.dp, r.d_xs);
+	constexpr int STRIP = 32 * 4;	/* map_accumulate_kernel's strip */
+	gather_rows_kernel<<<grid_for(n * p.xw, 256), 256, 0, r.st>>>(r.d_xc, r.d_perm, n, p.xw, p.dp, r.d_xs);
 	CKLAUNCH("gather_rows_kernel");
-	if (p.tf32x3)
-	{
-		gather_rows_kernel<<<grid_for(n * p.dp, 256), 256, 0, r.st>>>(r.d_xlo, r.d_perm, n, p.dp, r.d_xslo);
-		CKLAUNCH("gather_rows_kernel");
-	}
 	int			block = 0;
 	for (int64_t i0 = 0; i0 < n; i0 += Wc, block++)
 	{
@@ -320,7 +392,7 @@ streamed_sums(KRun &r, int32_t k, int64_t nch)
 		for (int64_t p0 = 0; p0 < n; p0 += Ht)
 		{
 			const int64_t ht = std::min(Ht, n - p0);
-			kernel_gram(r, r.d_xc, r.d_xlo, i0, wc, r.d_xs, r.d_xslo, p0, ht, r.d_tile, Wc);
+			tile_gram(r, i0, wc, p0, ht);
 			/* the chunks that meet sorted rows [p0, p0 + ht) */
 			while (qa < nch && r.h_chunks[qa].start + r.h_chunks[qa].len <= p0)
 				qa++;
@@ -329,10 +401,10 @@ streamed_sums(KRun &r, int32_t k, int64_t nch)
 				qb++;
 			AccArgs		a {r.d_tile, Wc, r.d_perm, r.d_chunks, qa, p0, p0 + ht, i0, wc, r.d_partial, p.partial_cols};
 			dim3		grid((unsigned) (qb - qa), (unsigned) ((wc + STRIP - 1) / STRIP));
-			accumulate_kernel<float, double, false, true, 1><<<grid, KPASS_THREADS, 0, r.st>>>(a, r.map);
+			map_accumulate_kernel<2><<<grid, KPASS_THREADS, 0, r.st>>>(a, r.map);
 			CKLAUNCH("accumulate_kernel (streamed)");
 		}
-		reduce_kernel<<<grid_for(wc, 256), 256, 0, r.st>>>(r.d_partial, p.partial_cols, r.d_clusters, k, i0, wc, n,
+		reduce_kernel<<<grid_for(wc, 256), 256, 0, r.st>>>(r.d_partial, p.partial_cols, r.d_clusters, k, i0, wc, n, 0.0,
 															r.d_S, r.d_rowsum);
 		CKLAUNCH("reduce_kernel");
 		/* at most two column blocks in flight, then poll */
@@ -367,7 +439,7 @@ kernel_pass(KRun &r, const int32_t *labels, const int64_t *sizes, int32_t k, pgk
 		else
 			launch_stored<float, double>(r, nch);
 		reduce_kernel<<<grid_for(n, 256), 256, 0, r.st>>>(r.d_partial, p.partial_cols, r.d_clusters, k, 0, n, n,
-														   r.d_S, r.d_rowsum);
+														   r.mu, r.d_S, r.d_rowsum);
 		CKLAUNCH("reduce_kernel");
 	}
 	else

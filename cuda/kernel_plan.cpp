@@ -70,7 +70,7 @@ round_up(int64_t v, int64_t m)
 int64_t
 KernelBytes::total() const
 {
-	return mean + x + xc + xlo + xs + xslo + stats + labels + perm + chunks + S + partial + rowsum + norms + clusters +
+	return mean + x + xc + xlo + xs + stats + labels + perm + chunks + S + partial + rowsum + norms + clusters +
 		out_labels + dist2 + w + flag + rows + K + panel + tile;
 }
 
@@ -78,13 +78,12 @@ KernelBytes
 kernel_bytes(const KernelPlan &p)
 {
 	KernelBytes b {};
-	const int64_t n = p.n, xd = n * p.dp * 4;
+	const int64_t n = p.n;
 	b.mean = (int64_t) p.d * 12;
 	b.x = n * p.d * 4;
-	b.xc = xd;
-	b.xlo = p.tf32x3 ? xd : 0;
-	b.xs = p.stored ? 0 : xd;
-	b.xslo = !p.stored && p.tf32x3 ? xd : 0;
+	b.xc = n * p.xw * 4;
+	b.xlo = p.stored && p.tf32x3 ? n * p.dp * 4 : 0;
+	b.xs = p.stored ? 0 : n * p.xw * 4;
 	b.stats = 3 * n * 8;
 	b.labels = n * 4;
 	b.perm = n * 4;
@@ -129,6 +128,7 @@ mode_plan(int64_t n, int d, int kmax, const KernelSettings &s, bool stored, int6
 		(s.product == PGKM_CUDA_PRODUCT_AUTO && d >= (stored ? KBUILD_3XTF32_MIN_D : KSTREAM_3XTF32_MIN_D));
 	/* rows padded to whole strips of the pass, so its loads need no bounds test */
 	p.ld = round_up(n, strip_cols(p.elem_bytes));
+	p.xw = !stored && p.tf32x3 ? 3 * p.dp : p.dp;
 	p.chunk_rows = s.chunk_rows > 0 ? s.chunk_rows : stored ? 2048 : 256;
 	p.max_chunks = (n + p.chunk_rows - 1) / p.chunk_rows + kmax;
 	p.kpp_rows = 2 + (int64_t) std::log((double) kmax);

@@ -56,6 +56,8 @@ struct KernelPlan
 	int			elem_bytes = 4;	/* of a stored K */
 	bool		syrk = true;	/* the build's product shape */
 	bool		tf32x3 = false; /* the product: 3xTF32 on the tensor cores, else fp32 */
+	int			xw = 0;			/* floats per row of the device copies: dp, or 3 dp for a streamed
+								 * 3xTF32 run ([hi lo hi] x [hi hi lo]: one product of depth 3 dp) */
 	int64_t		n = 0;
 	int			d = 0, dp = 0;	/* features, and padded to 8 in the device copies */
 	int			kmax = 0;
@@ -75,7 +77,7 @@ struct KernelPlan
 /* The bytes of each buffer, in kernel_buffers.cu's order (the plan sums them). */
 struct KernelBytes
 {
-	int64_t		mean, x, xc, xlo, xs, xslo, stats, labels, perm, chunks, S, partial, rowsum, norms, clusters, out_labels,
+	int64_t		mean, x, xc, xlo, xs, stats, labels, perm, chunks, S, partial, rowsum, norms, clusters, out_labels,
 				dist2, w, flag, rows, K, panel, tile;
 	int64_t		total() const;
 };

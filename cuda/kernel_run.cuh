@@ -76,9 +76,9 @@ struct KRun
 	/* device buffers (kernel_plan.cpp counts each) */
 	double	   *d_mean = nullptr;	/* d fp64 column means, then d floats: the centring point */
 	float	   *d_x = nullptr;	/* raw rows, n x d */
-	float	   *d_xc = nullptr; /* centred rows, n x dp (zero padded); 3xTF32: their TF32 part */
-	float	   *d_xlo = nullptr;	/* 3xTF32: the remainder */
-	float	   *d_xs = nullptr, *d_xslo = nullptr;	/* streamed: d_xc, d_xlo in label-sorted order */
+	float	   *d_xc = nullptr; /* centred rows, n x xw (zero padded); 3xTF32: the TF32 part, streamed [hi lo hi] */
+	float	   *d_xlo = nullptr;	/* stored 3xTF32: the remainder */
+	float	   *d_xs = nullptr; /* streamed: d_xc's rows in label-sorted order, as [hi hi lo] for 3xTF32 */
 	double	   *d_diag = nullptr, *d_cnorm = nullptr, *d_coff = nullptr;
 	int32_t    *d_labels = nullptr, *d_perm = nullptr;
 	KChunk	   *d_chunks = nullptr;
@@ -100,6 +100,7 @@ struct KRun
 	int32_t    *h_out_labels = nullptr;
 	double	   *h_out = nullptr;	/* dist2 n, w n, norms kmax, ksum 1 */
 
+	double		mu = 0;			/* a half-precision K stores K - mu (kernel_build.cu), fp32 K mu = 0 */
 	double		build_s = 0;
 	bool		built = false;
 

@@ -70,6 +70,44 @@ TEST(KernelGpuModes, StoredStreamedAndHalfPrecisionAgree)
 	}
 }
 
+/*
+ * Rows far from the origin: every K value is a large common part plus small
+ * differences. bfloat16 keeps 8 bits of K - mu (mu a sample mean of K), not
+ * of K, so the first pass still labels like fp32 but for near-ties.
+ */
+TEST(KernelGpuModes, HalfPrecisionKeepsTheDifferencesBetweenValues)
+{
+	const int32_t d = 8, k = 10;
+	auto		x = pgkm_test::blobs(3000, d, 10, 43, 0.5, 3.0);
+	for (float &v : x)
+		v += 20.0f;
+	KData		data(x, d);
+	const KernelParams p = kparams(PGKM_KERNEL_POLYNOMIAL, 1.0 / (d * 400.0), 1, 2);
+	std::vector<int32_t> init = random_labels(data.n, k, 12);
+	auto		f32 = gpu_kdev(data, p, k, kopts(PGKM_CUDA_KMATRIX_STORED));
+	LoopOut		ref = run_loop(*f32, init, k, 40);
+	for (int prec : {PGKM_CUDA_KPREC_BF16, PGKM_CUDA_KPREC_FP16})
+	{
+		auto		h = gpu_kdev(data, p, k, kopts(PGKM_CUDA_KMATRIX_STORED, prec));
+		LoopOut		o = run_loop(*h, init, k, 40);
+		int64_t		differ = 0;
+		for (int64_t i = 0; i < data.n; i++)
+			differ += o.labels[i] != ref.labels[i];
+		const double rel = std::fabs(o.objective - ref.objective) / ref.objective;
+		printf("[ measured ] offset rows, %s: %lld of %lld final labels differ from fp32, objective %.3g relative\n",
+			   prec == PGKM_CUDA_KPREC_BF16 ? "bf16" : "fp16", (long long) differ, (long long) data.n, rel);
+		EXPECT_LE(differ, data.n / 100);
+		EXPECT_LT(rel, 1e-3);
+		/* rows() gives K, mu added back */
+		std::vector<int64_t> idx = {0, 1};
+		std::vector<float> a(2 * data.n), b(2 * data.n);
+		f32->rows(idx.data(), 2, a.data());
+		h->rows(idx.data(), 2, b.data());
+		for (size_t e = 0; e < a.size(); e++)
+			ASSERT_NEAR(b[e], a[e], 0x1p-7 * std::fabs(a[e])) << e;
+	}
+}
+
 /* The best of random starting partitions (lowest objective) on the GPU, and the CPU from that start. */
 static void
 expect_recovered(const std::vector<float> &x, const std::vector<int32_t> &truth, double gamma, int tries,
