@@ -130,8 +130,8 @@ static constexpr int KMAP_SEG = 256;
  * chunk's part in this tile is added to its partials (the first tile that
  * meets the chunk writes them).
  */
-template <int U>
-__global__ void __launch_bounds__(KPASS_THREADS, 2)
+template <int KIND, int U>
+__global__ void __launch_bounds__(KPASS_THREADS, 3)	/* 80 registers, no spills (U = 4 spills) */
 map_accumulate_kernel(AccArgs a, KMapArgs m)
 {
 	constexpr int STRIP = 32 * 4, WARPS = KPASS_THREADS / 32;
@@ -181,8 +181,8 @@ map_accumulate_kernel(AccArgs a, KMapArgs m)
 					const int64_t i = a.col0 + c0 + e;
 					if (c0 + e >= a.width)
 						continue;
-					const double k = i == r ? m.diag[i] : kmap_value(m, v[u][e], r, i, s_cn[jj], s_co[jj], cnc[e],
-																	 coc[e]);
+					const double k = i == r ? m.diag[i]
+						: kmap_value_k<KIND>(m, v[u][e], r, i, s_cn[jj], s_co[jj], cnc[e], coc[e]);
 					acc[e] += (double) kmap_float(m, k);
 				}
 			}
@@ -375,6 +375,27 @@ launch_stored(KRun &r, int64_t nch)
 	CKLAUNCH("accumulate_kernel (stored)");
 }
 
+/* map_accumulate_kernel compiled for each kernel: only its map's code and registers. */
+static void
+launch_map_accumulate(KRun &r, const AccArgs &a, dim3 grid)
+{
+	switch (r.map.kind)
+	{
+		case PGKM_KERNEL_RBF:
+			map_accumulate_kernel<PGKM_KERNEL_RBF, 2><<<grid, KPASS_THREADS, 0, r.st>>>(a, r.map);
+			break;
+		case PGKM_KERNEL_POLYNOMIAL:
+			map_accumulate_kernel<PGKM_KERNEL_POLYNOMIAL, 2><<<grid, KPASS_THREADS, 0, r.st>>>(a, r.map);
+			break;
+		case PGKM_KERNEL_SIGMOID:
+			map_accumulate_kernel<PGKM_KERNEL_SIGMOID, 2><<<grid, KPASS_THREADS, 0, r.st>>>(a, r.map);
+			break;
+		default:
+			map_accumulate_kernel<PGKM_KERNEL_LINEAR, 2><<<grid, KPASS_THREADS, 0, r.st>>>(a, r.map);
+			break;
+	}
+}
+
 /* The streamed pass's S: tiles of the Gram product, mapped and summed as they are read. */
 static void
 streamed_sums(KRun &r, int32_t k, int64_t nch)
@@ -401,7 +422,7 @@ streamed_sums(KRun &r, int32_t k, int64_t nch)
 				qb++;
 			AccArgs		a {r.d_tile, Wc, r.d_perm, r.d_chunks, qa, p0, p0 + ht, i0, wc, r.d_partial, p.partial_cols};
 			dim3		grid((unsigned) (qb - qa), (unsigned) ((wc + STRIP - 1) / STRIP));
-			map_accumulate_kernel<2><<<grid, KPASS_THREADS, 0, r.st>>>(a, r.map);
+			launch_map_accumulate(r, a, grid);
 			CKLAUNCH("accumulate_kernel (streamed)");
 		}
 		reduce_kernel<<<grid_for(wc, 256), 256, 0, r.st>>>(r.d_partial, p.partial_cols, r.d_clusters, k, i0, wc, n, 0.0,

@@ -140,6 +140,9 @@ mode_plan(int64_t n, int d, int kmax, const KernelSettings &s, bool stored, int6
 		int64_t		by_flops = (int64_t) (2e12 / (2.0 * (double) n * d));
 		int64_t		by_bytes = (1LL << 30) / (4 * p.ld);
 		p.panel_rows = std::min<int64_t>({by_flops, by_bytes, 8192, round_up(n, KMAP_TILE)});
+		/* SYRK: at least 8 panels, so that the triangle saves most of the square's flops */
+		if (p.syrk)
+			p.panel_rows = std::min<int64_t>(p.panel_rows, n / 8);
 		p.panel_rows = std::max<int64_t>(KMAP_TILE, p.panel_rows / KMAP_TILE * KMAP_TILE);
 		/* a tight budget gets a thinner panel */
 		KernelBytes b = kernel_bytes(p);

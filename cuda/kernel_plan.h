@@ -19,8 +19,12 @@
 namespace pgkm_cuda
 {
 
-/* n / d above which the full GEMM builds K (below: SYRK); Popcorn's A100 value until measured here. */
-static constexpr double KBUILD_GEMM_MIN_RATIO = 100;
+/*
+ * n / d above which the full GEMM builds K (below: SYRK). H100, n = 50k:
+ * SYRK 1.9x faster at n/d = 5, 1.3x at 200, 1.07x at 1000; n = 10k: GEMM
+ * 1.1x faster at 500 (bench/RESULTS.md, kernel k-means on the GPU).
+ */
+static constexpr double KBUILD_GEMM_MIN_RATIO = 500;
 /* d from which a stored K's product runs as 3xTF32 (a streamed one: KSTREAM_3XTF32_MIN_D). */
 static constexpr int KBUILD_3XTF32_MIN_D = 512;
 static constexpr int KSTREAM_3XTF32_MIN_D = 256;

@@ -34,11 +34,12 @@ struct KMapArgs
 
 #ifdef __CUDACC__
 
-/* kappa of a dot product (linear, polynomial, sigmoid): KernelParams::of_dot. */
+/* kappa of a dot product for kernel KIND (linear, polynomial, sigmoid): KernelParams::of_dot. */
+template <int KIND>
 __device__ __forceinline__ double
-kmap_of_dot(const KMapArgs &m, double u)
+kmap_of_dot_k(const KMapArgs &m, double u)
 {
-	if (m.kind == PGKM_KERNEL_POLYNOMIAL)
+	if (KIND == PGKM_KERNEL_POLYNOMIAL)
 	{
 		double		b = __dadd_rn(__dmul_rn(m.gamma, u), m.coef0), r = 1.0;
 		for (int e = m.degree; e > 0; e >>= 1)
@@ -50,9 +51,16 @@ kmap_of_dot(const KMapArgs &m, double u)
 		}
 		return r;
 	}
-	if (m.kind == PGKM_KERNEL_SIGMOID)
+	if (KIND == PGKM_KERNEL_SIGMOID)
 		return tanh(__dadd_rn(__dmul_rn(m.gamma, u), m.coef0));
 	return u;
+}
+
+__device__ __forceinline__ double
+kmap_of_dot(const KMapArgs &m, double u)
+{
+	return m.kind == PGKM_KERNEL_POLYNOMIAL ? kmap_of_dot_k<PGKM_KERNEL_POLYNOMIAL>(m, u)
+		: m.kind == PGKM_KERNEL_SIGMOID ? kmap_of_dot_k<PGKM_KERNEL_SIGMOID>(m, u) : u;
 }
 
 /* kappa of a squared distance (RBF), clamped at 0. */
@@ -80,21 +88,39 @@ kmap_exact(const KMapArgs &m, int64_t i, int64_t l)
 }
 
 /*
- * K_il (i != l) from the Gram entry g, with row i's and row l's statistics
- * passed in (callers hold them in registers).
+ * K_il (i != l) of kernel KIND from the Gram entry g, with row i's and row
+ * l's statistics passed in (callers hold them in registers).
  */
+template <int KIND>
 __device__ __forceinline__ double
-kmap_value(const KMapArgs &m, float g, int64_t i, int64_t l, double cni, double coi, double cnl, double col)
+kmap_value_k(const KMapArgs &m, float g, int64_t i, int64_t l, double cni, double coi, double cnl, double col)
 {
 	const double gv = g, s = __dadd_rn(cni, cnl), d2 = __dsub_rn(s, 2.0 * gv);
 	double		v;
-	if (m.kind == PGKM_KERNEL_RBF)
+	if (KIND == PGKM_KERNEL_RBF)
 		v = kmap_of_sqdist(m, d2);
 	else
-		v = kmap_of_dot(m, __dadd_rn(__dadd_rn(__dadd_rn(gv, coi), col), m.mm));
+		v = kmap_of_dot_k<KIND>(m, __dadd_rn(__dadd_rn(__dadd_rn(gv, coi), col), m.mm));
 	if (d2 <= __dmul_rn(m.near, s))
 		v = kmap_exact(m, i, l);
 	return v;
+}
+
+/* The same for m.kind (one uniform branch). */
+__device__ __forceinline__ double
+kmap_value(const KMapArgs &m, float g, int64_t i, int64_t l, double cni, double coi, double cnl, double col)
+{
+	switch (m.kind)
+	{
+		case PGKM_KERNEL_RBF:
+			return kmap_value_k<PGKM_KERNEL_RBF>(m, g, i, l, cni, coi, cnl, col);
+		case PGKM_KERNEL_POLYNOMIAL:
+			return kmap_value_k<PGKM_KERNEL_POLYNOMIAL>(m, g, i, l, cni, coi, cnl, col);
+		case PGKM_KERNEL_SIGMOID:
+			return kmap_value_k<PGKM_KERNEL_SIGMOID>(m, g, i, l, cni, coi, cnl, col);
+		default:
+			return kmap_value_k<PGKM_KERNEL_LINEAR>(m, g, i, l, cni, coi, cnl, col);
+	}
 }
 
 /* The float a stored or summed K value is; flags a value that is not finite. */

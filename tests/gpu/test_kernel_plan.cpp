@@ -141,6 +141,9 @@ TEST(KernelPlan, ProductRules)
 	EXPECT_TRUE(kernel_build_syrk(50000, 3072, PGKM_CUDA_KBUILD_AUTO));
 	EXPECT_FALSE(kernel_build_syrk(50000, 3072, PGKM_CUDA_KBUILD_GEMM));
 	EXPECT_TRUE(kernel_build_syrk(78823, 50, PGKM_CUDA_KBUILD_SYRK));
+	KernelPlan	tri = make_kernel_plan(10000, 100, 10, s, h100(), 70 * GB);
+	EXPECT_TRUE(tri.syrk);
+	EXPECT_LE(tri.panel_rows, 10000 / 8) << "the triangle in at least 8 panels";
 	EXPECT_FALSE(make_kernel_plan(20000, 100, 10, s, h100(), 70 * GB).tf32x3);
 	EXPECT_TRUE(make_kernel_plan(20000, 1000, 10, s, h100(), 70 * GB).tf32x3);
 	s.product = PGKM_CUDA_PRODUCT_FP32;
