@@ -25,16 +25,6 @@
 #include <cstring>
 #include <vector>
 
-static uint64_t
-fnv(const void *p, size_t len)
-{
-	uint64_t	h = 1469598103934665603ULL;
-	const unsigned char *b = (const unsigned char *) p;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ b[i]) * 1099511628211ULL;
-	return h;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -140,11 +130,11 @@ main(int argc, char **argv)
 		   "dist_hash=%016llx cluster_inertia_hash=%016llx\n",
 		   (long long) n, d, k, threads, t_init, med, r.iterations, r.inertia,
 		   rows_seen > 0 ? (double) rows_rechecked / (double) rows_seen : 0.0,
-		   (unsigned long long) fnv(r.initial_centroids, sizeof(double) * kd),
-		   (unsigned long long) fnv(r.labels, sizeof(int32_t) * (size_t) n),
-		   (unsigned long long) fnv(r.centroids, sizeof(double) * kd),
-		   (unsigned long long) fnv(r.distances, sizeof(double) * (size_t) n),
-		   (unsigned long long) fnv(r.cluster_inertia, sizeof(double) * (size_t) r.k));
+		   (unsigned long long) pgkm_test::fnv1a(r.initial_centroids, sizeof(double) * kd),
+		   (unsigned long long) pgkm_test::fnv1a(r.labels, sizeof(int32_t) * (size_t) n),
+		   (unsigned long long) pgkm_test::fnv1a(r.centroids, sizeof(double) * kd),
+		   (unsigned long long) pgkm_test::fnv1a(r.distances, sizeof(double) * (size_t) n),
+		   (unsigned long long) pgkm_test::fnv1a(r.cluster_inertia, sizeof(double) * (size_t) r.k));
 	pgkm_run_free(h);
 	return 0;
 }

@@ -64,6 +64,13 @@ SELECT size, round(inertia::numeric, 6) AS inertia
 FROM kmeans_centroids('kdup', ARRAY['x', 'y'], 5, method => 'kernel', gamma => 0.1) ORDER BY centroid;
 -- k = 1: one cluster of every row.
 SELECT cluster, size FROM kmeans_centroids('kdup', ARRAY['x', 'y'], 1, method => 'kernel');
+-- Distinct rows the kernel maps to one point ((gamma x.y)^2: x and -x) are one
+-- point to kernel k-means, and the NOTICE says so; each cluster holds a pair.
+CREATE TABLE kmirror (x float8, y float8);
+INSERT INTO kmirror VALUES (1, 0), (-1, 0), (0, 2), (0, -2);
+SELECT size, round(inertia::numeric, 6) AS inertia
+FROM kmeans_centroids('kmirror', ARRAY['x', 'y'], 3, method => 'kernel', kernel => 'polynomial',
+                      degree => 2, coef0 => 0) ORDER BY 1;
 
 -- Arguments that do not apply to the method or kernel chosen.
 SELECT * FROM kmeans('rings', ARRAY['x', 'y'], 2, kernel => 'rbf');

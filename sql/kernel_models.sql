@@ -76,18 +76,59 @@ SELECT model FROM kmeans_fit('regress_kwide', 'km_wide', ARRAY['v'], 2, method =
 -- kmeans() keeps no model: no limit.
 SELECT count(DISTINCT cluster) FROM kmeans('km_wide', ARRAY['v'], 3, method => 'kernel', kernel => 'linear');
 
+-- The training rows are stored as clustered, float4((v - shift) * 2^scale_log2),
+-- with their shift and scale, which predict applies to its features. An
+-- offset column (epoch seconds) is shifted for the linear and RBF kernels,
+-- whose feature-space distances a translation leaves alone, never for the
+-- polynomial and sigmoid kernels, whose K depends on the origin (km_spread:
+-- spread 1e8 around 1.7e9; at spread 1e4 their K would not resolve the rows
+-- in single precision); tiny values are scaled, gamma taken in the table's
+-- units. Each model predicts the labels of its own fit, row by row.
+CREATE TABLE km_epoch AS SELECT id, ring, 1.7e9 + 1e4 * x AS x, 1.7e9 + 1e4 * y AS y FROM km_rings;
+CREATE TABLE km_spread AS SELECT id, ring, 1.7e9 + 1e8 * x AS x, 1.7e9 + 1e8 * y AS y FROM km_rings;
+CREATE TABLE km_tiny AS SELECT id, ring, 1e-24 * x AS x, 1e-24 * y AS y FROM km_rings;
+CREATE TABLE km_cases (tab text, kern text, gamma float8);
+INSERT INTO km_cases VALUES ('km_epoch', 'linear', NULL), ('km_epoch', 'rbf', 1e-7),
+    ('km_spread', 'linear', NULL), ('km_spread', 'polynomial', 1e-19), ('km_spread', 'sigmoid', 1e-19),
+    ('km_tiny', 'rbf', 1e49), ('km_tiny', 'polynomial', 1e48);
+SELECT count(*) AS fitted FROM km_cases c,
+    LATERAL kmeans_fit('regress_ku_' || c.tab || '_' || c.kern, c.tab::regclass, ARRAY['x', 'y'], 2,
+                       method => 'kernel', kernel => c.kern, gamma => c.gamma, seed => 3) f;
+SELECT c.tab, c.kern, s.kernel_shift IS NOT NULL AS shifted, s.kernel_scale_log2 AS scale_log2,
+       s.options->'gamma' AS gamma
+FROM km_cases c JOIN kmeans_model_store s ON s.model = 'regress_ku_' || c.tab || '_' || c.kern
+ORDER BY 1, 2;
+SELECT c.tab, c.kern, count(*) AS rows, count(DISTINCT k.cluster) AS clusters,
+       count(*) FILTER (WHERE kmeans_predict('regress_ku_' || c.tab || '_' || c.kern,
+                                             ARRAY[r.x, r.y]) = k.cluster) AS agreeing
+FROM km_cases c,
+     LATERAL kmeans(c.tab::regclass, ARRAY['x', 'y'], 2, method => 'kernel', kernel => c.kern,
+                    gamma => c.gamma, seed => 3) k
+     JOIN (SELECT 'km_epoch' AS tab, ctid, x, y FROM km_epoch
+           UNION ALL SELECT 'km_spread', ctid, x, y FROM km_spread
+           UNION ALL SELECT 'km_tiny', ctid, x, y FROM km_tiny) r ON r.ctid = k.ctid
+WHERE r.tab = c.tab
+GROUP BY 1, 2 ORDER BY 1, 2;
+SELECT count(kmeans_drop_model('regress_ku_' || tab || '_' || kern)) AS dropped FROM km_cases;
+
 -- The store's check: kernel values exactly when the method is kernel, and
 -- consistent with k and d (terse: the failing row holds a random token).
-SELECT kmeans_model_kernel_ok('lloyd', 2, 1, NULL, NULL, NULL) AS lloyd,
-       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,1}', '{1,1}') AS kernel,
-       kmeans_model_kernel_ok('lloyd', 2, 1, '{{0},{1}}', '{0,1}', '{1,1}') AS lloyd_with_rows,
-       kmeans_model_kernel_ok('kernel', 2, 1, NULL, '{0,1}', '{1,1}') AS no_rows,
-       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,0}', '{1,1}') AS empty_cluster,
-       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,2}', '{1,1}') AS member_out_of_range,
-       kmeans_model_kernel_ok('kernel', 2, 2, '{{0},{1}}', '{0,1}', '{1,1}') AS wrong_d,
-       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{NaN}}', '{0,1}', '{1,1}') AS nan_row,
-       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,1,1}', '{1,1}') AS wrong_n,
-       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,1}', '{1}') AS wrong_k;
+SELECT kmeans_model_kernel_ok('lloyd', 2, 1, NULL, NULL, NULL, NULL, NULL) AS lloyd,
+       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,1}', '{1,1}', NULL, 0) AS kernel,
+       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,1}', '{1,1}', '{1.7e9}', -3) AS shifted,
+       kmeans_model_kernel_ok('lloyd', 2, 1, '{{0},{1}}', '{0,1}', '{1,1}', NULL, 0) AS lloyd_with_rows,
+       kmeans_model_kernel_ok('lloyd', 2, 1, NULL, NULL, NULL, NULL, 0) AS lloyd_with_scale,
+       kmeans_model_kernel_ok('kernel', 2, 1, NULL, '{0,1}', '{1,1}', NULL, 0) AS no_rows,
+       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,0}', '{1,1}', NULL, 0) AS empty_cluster,
+       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,2}', '{1,1}', NULL, 0) AS member_out_of_range,
+       kmeans_model_kernel_ok('kernel', 2, 2, '{{0},{1}}', '{0,1}', '{1,1}', NULL, 0) AS wrong_d,
+       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{NaN}}', '{0,1}', '{1,1}', NULL, 0) AS nan_row,
+       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,1,1}', '{1,1}', NULL, 0) AS wrong_n,
+       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,1}', '{1}', NULL, 0) AS wrong_k,
+       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,1}', '{1,1}', NULL, NULL) AS no_scale,
+       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,1}', '{1,1}', NULL, 3000) AS scale_out_of_range,
+       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,1}', '{1,1}', '{1,2}', 0) AS shift_not_d,
+       kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,1}', '{1,1}', '{Infinity}', 0) AS shift_infinite;
 \set VERBOSITY terse
 UPDATE kmeans_model_store SET kernel_members = '{0}' WHERE model = 'regress_kring';
 UPDATE kmeans_model_store SET kernel_rows = NULL WHERE model = 'regress_kring';
@@ -99,7 +140,14 @@ SELECT kmeans_predict('regress_kring', ARRAY[0, 0]::float8[]);
 UPDATE kmeans_model_store SET options = options - 'kernel' WHERE model = 'regress_kring';
 SELECT kmeans_predict('regress_kring', ARRAY[0, 0]::float8[]);
 SELECT kmeans_drop_model('regress_kring');
+-- A polynomial model whose rows claim a shift: its kernel depends on the origin.
+SELECT model FROM kmeans_fit('regress_kpoly', 'km_rings', ARRAY['x', 'y'], 2, method => 'kernel',
+                             kernel => 'polynomial');
+UPDATE kmeans_model_store SET kernel_shift = '{1,1}' WHERE model = 'regress_kpoly';
+SELECT kmeans_predict('regress_kpoly', ARRAY[0, 0]::float8[]);
+SELECT kmeans_drop_model('regress_kpoly');
 ALTER TABLE kmeans_model_store ADD CONSTRAINT kmeans_model_kernel_values
-    CHECK (kmeans_model_kernel_ok(method, k, d, kernel_rows, kernel_members, kernel_norms));
+    CHECK (kmeans_model_kernel_ok(method, k, d, kernel_rows, kernel_members, kernel_norms,
+                                  kernel_shift, kernel_scale_log2));
 SELECT count(*) AS models_left FROM kmeans_model_store;
-DROP TABLE km_rings, km_big, km_big_stored, km_wide;
+DROP TABLE km_rings, km_big, km_big_stored, km_wide, km_epoch, km_spread, km_tiny, km_cases;

@@ -30,17 +30,19 @@ COMMENT ON FUNCTION kmeans_model_values_ok(integer, integer, double precision[],
     IS 'whether stored k-means model values are complete and finite (used by the model store''s CHECK)';
 
 -- True when a model carries what kernel k-means prediction needs, and only
--- then: for method 'kernel' the n x d training rows as clustered (float4),
--- each row's cluster of the final feature-space centroids (-1: none; every
--- cluster has a row) and the k centroid norms ||c||^2; for any other method
--- all three NULL.
+-- then: for method 'kernel' the n x d training rows as clustered (float4,
+-- (value - shift) * 2^scale_log2), each row's cluster of the final
+-- feature-space centroids (-1: none; every cluster has a row), the k
+-- centroid norms ||c||^2 in the rows' units, the per-column shift (d
+-- values, or NULL for none) and scale_log2; for any other method all NULL.
 CREATE FUNCTION kmeans_model_kernel_ok(
     method text, k integer, d integer, kernel_rows real[],
-    kernel_members integer[], kernel_norms double precision[])
+    kernel_members integer[], kernel_norms double precision[],
+    kernel_shift double precision[], kernel_scale_log2 integer)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'pgkm_kmeans_model_kernel_ok'
 LANGUAGE C IMMUTABLE SECURITY INVOKER PARALLEL SAFE;
-COMMENT ON FUNCTION kmeans_model_kernel_ok(text, integer, integer, real[], integer[], double precision[])
+COMMENT ON FUNCTION kmeans_model_kernel_ok(text, integer, integer, real[], integer[], double precision[], double precision[], integer)
     IS 'whether a stored k-means model has exactly the kernel k-means values its method needs (used by the model store''s CHECK)';
 
 -- Every model. Only the C functions write it, after their own checks, as
@@ -70,12 +72,14 @@ CREATE TABLE kmeans_model_store (
     kernel_rows       real[],
     kernel_members    integer[],
     kernel_norms      double precision[],
+    kernel_shift      double precision[],
+    kernel_scale_log2 integer,
     CONSTRAINT kmeans_model_values
     CHECK (@extschema@.kmeans_model_values_ok(k, d, centroids, initial_centroids, sizes,
                                               cluster_inertia, inertia)),
     CONSTRAINT kmeans_model_kernel_values
     CHECK (@extschema@.kmeans_model_kernel_ok(method, k, d, kernel_rows, kernel_members,
-                                              kernel_norms))
+                                              kernel_norms, kernel_shift, kernel_scale_log2))
 );
 COMMENT ON TABLE kmeans_model_store IS 'pg_kmeans models (private: read them through kmeans_models)';
 REVOKE ALL ON kmeans_model_store FROM PUBLIC;

@@ -21,8 +21,10 @@ typedef struct NamedValue
 } NamedValue;
 
 static const NamedValue methods[] = {
-	{"lloyd", PGKM_METHOD_LLOYD, NULL}, {"kernel", PGKM_METHOD_KERNEL, NULL},
-	{NULL, 0, NULL}};
+	{"lloyd", PGKM_METHOD_LLOYD, NULL}, {"elkan", PGKM_METHOD_ELKAN, NULL},
+	{"hamerly", PGKM_METHOD_HAMERLY, NULL}, {"yinyang", PGKM_METHOD_YINYANG, NULL},
+	{"sort", PGKM_METHOD_SORT, NULL}, {"auto", PGKM_METHOD_AUTO, NULL},
+	{"kernel", PGKM_METHOD_KERNEL, NULL}, {NULL, 0, NULL}};
 /* scikit-learn's pairwise kernel names; poly is its other name, gaussian Popcorn's */
 static const NamedValue kernels[] = {
 	{"linear", PGKM_KERNEL_LINEAR, NULL}, {"polynomial", PGKM_KERNEL_POLYNOMIAL, "poly"},
@@ -182,6 +184,18 @@ parse_kernel_args(FunctionCallInfo fcinfo, int first, PgkmArgs *args)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("degree must be at least 1, got %d", args->degree)));
 	}
+}
+
+bool
+pgkm_kernel_needs_origin(int32 kernel)
+{
+	return kernel == PGKM_KERNEL_POLYNOMIAL || kernel == PGKM_KERNEL_SIGMOID;
+}
+
+bool
+pgkm_shift_allowed(const PgkmArgs *args)
+{
+	return args->method != PGKM_METHOD_KERNEL || !pgkm_kernel_needs_origin(args->kernel);
 }
 
 /*

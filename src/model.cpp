@@ -100,19 +100,22 @@ plain_array_datum(const void *v, int64 rows, int32 cols, Oid elemtype)
 #define FIT_COLUMNS \
 	"relation, columns, k, d, method, options, centroids, initial_centroids, sizes, " \
 	"cluster_inertia, inertia, iterations, converged, elapsed_s, device, n_rows, n_skipped, " \
-	"trained_at, kernel_rows, kernel_members, kernel_norms"
+	"trained_at, kernel_rows, kernel_members, kernel_norms, kernel_shift, kernel_scale_log2"
 #define FIT_VALUES \
 	"$4, $5, $6, $7, $8, pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(" \
 	"'max_iter', $9, 'tol', $10, 'init', $11, 'n_init', $12, 'seed', $13, 'device', $14, " \
 	"'k', $15, 'kernel', $27, 'gamma', $28, 'coef0', $29, 'degree', $30, 'kernel_matrix', $31)), " \
-	"$16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, pg_catalog.now(), $32, $33, $34"
-#define FIT_NVALS 31
+	"$16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, pg_catalog.now(), $32, $33, $34, " \
+	"$35, $36"
+#define FIT_NVALS 33
 
 /*
  * The kernel values of a fit (the options jsonb drops the NULLs): the
- * kernel and the parameters it uses, where K lived, and what prediction
- * needs: the rows as clustered, the partition of the final feature-space
- * centroids and their norms. All NULL for another method.
+ * kernel and the parameters it uses (gamma in the table's units), where K
+ * lived, and what prediction needs: the rows as clustered, float((v -
+ * shift) * 2^scale_log2), with that shift (NULL for none) and scale, the
+ * partition of the final feature-space centroids and their norms (in the
+ * same units as the rows). All NULL for another method.
  */
 static void
 add_kernel_values(const PgkmArgs *args, const PgkmClustering *c, Oid *types, Datum *vals,
@@ -134,6 +137,9 @@ add_kernel_values(const PgkmArgs *args, const PgkmClustering *c, Oid *types, Dat
 	KARG(FLOAT4ARRAYOID, true, plain_array_datum(c->data.x, r->n, r->d, FLOAT4OID));
 	KARG(INT4ARRAYOID, true, plain_array_datum(kr->members, r->n, 0, INT4OID));	/* $33 */
 	KARG(FLOAT8ARRAYOID, true, PointerGetDatum(pgkm_float8_array(kr->centroid_norms, r->k)));
+	KARG(FLOAT8ARRAYOID, c->data.shift != NULL,	/* $35 */
+		 PointerGetDatum(pgkm_float8_array(c->data.shift, r->d)));
+	KARG(INT4OID, true, Int32GetDatum(c->data.scale_log2));
 #undef KARG
 }
 
@@ -221,7 +227,7 @@ pgkm_kmeans_fit(PG_FUNCTION_ARGS)
 		ARG(TEXTOID, CStringGetTextDatum(r->device ? r->device : "cpu"));	/* $24 */
 		ARG(INT8OID, Int64GetDatum(r->n));
 		ARG(INT8OID, Int64GetDatum(c->data.n_skipped_null));	/* $26 */
-		add_kernel_values(&args, c, types, vals, nulls, &i);	/* $27 - $34 */
+		add_kernel_values(&args, c, types, vals, nulls, &i);	/* $27 - $36 */
 #undef ARG
 		Assert(i == FIT_NVALS);
 
@@ -351,6 +357,8 @@ pgkm_kmeans_predict(PG_FUNCTION_ARGS)
 				pfree(cache->m.kernel_rows);
 				pfree(cache->m.kernel_members);
 				pfree(cache->m.kernel_norms);
+				if (cache->m.kernel.shift)
+					pfree((void *) cache->m.kernel.shift);
 			}
 			memset(&cache->m, 0, sizeof(cache->m));
 		}
@@ -398,6 +406,12 @@ pgkm_kmeans_predict(PG_FUNCTION_ARGS)
 											cache->m.d, cache->m.k, cache->m.kernel_norms,
 											x, &dist2);
 
+		if (c == -2)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("features are too far from the training rows of kernel k-means model \"%s\" to compare",
+							cache->name),
+					 errdetail("Their kernel values with the training rows are beyond the range of double precision.")));
 		if (c < 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),

@@ -282,7 +282,7 @@ load_kernel(PgkmStore *st, text *model, const char *name, MemoryContext cxt, Pgk
 	out->kernel.degree = (int32) degree;
 
 	store_exec(st, true,
-			   psprintf("SELECT kernel_rows, kernel_members, kernel_norms FROM %s "
+			   psprintf("SELECT kernel_rows, kernel_members, kernel_norms, kernel_shift, kernel_scale_log2 FROM %s "
 						"WHERE model OPERATOR(pg_catalog.=) $1 AND token OPERATOR(pg_catalog.=) $2",
 						st->store),
 			   2, types, vals, NULL, true, SPI_OK_SELECT);
@@ -293,9 +293,14 @@ load_kernel(PgkmStore *st, text *model, const char *name, MemoryContext cxt, Pgk
 	kv.rows = model_array(name, 1, FLOAT4ARRAYOID);
 	kv.members = model_array(name, 2, INT4ARRAYOID);
 	kv.norms = model_array(name, 3, FLOAT8ARRAYOID);
+	kv.shift = model_array(name, 4, FLOAT8ARRAYOID);
+	d = model_column(name, 5, INT4OID, &kv.scale_null);
+	kv.scale_log2 = kv.scale_null ? 0 : DatumGetInt32(d);
 	problem = pgkm_model_kernel_problem(&kv);
 	if (problem != NULL)
 		report_corrupt(name, problem);
+	if (kv.shift != NULL && pgkm_kernel_needs_origin(out->kernel.kernel))
+		report_corrupt(name, "Its kernel depends on the origin, but its rows are shifted.");
 	n = ARR_DIMS(kv.rows)[0];
 	old = MemoryContextSwitchTo(cxt);
 	out->kernel_n = n;
@@ -305,6 +310,14 @@ load_kernel(PgkmStore *st, text *model, const char *name, MemoryContext cxt, Pgk
 	memcpy(out->kernel_members, ARR_DATA_PTR(kv.members), sizeof(int32) * (Size) n);
 	out->kernel_norms = (double *) palloc(sizeof(double) * out->k);
 	memcpy(out->kernel_norms, ARR_DATA_PTR(kv.norms), sizeof(double) * out->k);
+	if (kv.shift != NULL)
+	{
+		double	   *shift = (double *) palloc(sizeof(double) * out->d);
+
+		memcpy(shift, ARR_DATA_PTR(kv.shift), sizeof(double) * out->d);
+		out->kernel.shift = shift;
+	}
+	out->kernel.scale_log2 = kv.scale_log2;
 	MemoryContextSwitchTo(old);
 }
 

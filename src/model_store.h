@@ -17,7 +17,7 @@ typedef struct PgkmModel
 	int64	   *sizes;			/* k */
 	double	   *cluster_inertia;	/* k */
 	/* a kernel k-means model (kernel_rows NULL otherwise): what prediction needs */
-	pgkm_options kernel;		/* kernel, gamma, coef0, degree */
+	pgkm_options kernel;		/* kernel, gamma, coef0, degree, shift, scale_log2 */
 	int64		kernel_n;		/* training rows */
 	float	   *kernel_rows;	/* kernel_n x d */
 	int32	   *kernel_members; /* kernel_n, cluster in 0..k-1 or -1 */
@@ -53,6 +53,9 @@ typedef struct PgkmKernelValues
 	ArrayType  *rows;			/* real[] n x d */
 	ArrayType  *members;		/* integer[] n */
 	ArrayType  *norms;			/* double precision[] k */
+	ArrayType  *shift;			/* double precision[] d, NULL for none */
+	bool		scale_null;
+	int32		scale_log2;
 } PgkmKernelValues;
 
 /* Why these are not what the model's method needs (a sentence), or NULL. k, d valid. */

@@ -104,8 +104,10 @@ pgkm_kmeans_model_values_ok(PG_FUNCTION_ARGS)
 
 /*
  * A kernel model keeps its training rows (n x d, finite), each row's
- * cluster (n values in -1..k-1, every cluster with at least one row) and the
- * k finite centroid norms; a model of another method keeps none of them.
+ * cluster (n values in -1..k-1, every cluster with at least one row), the
+ * k finite centroid norms, and the transform of its rows (a shift of d
+ * finite values or none, a scale_log2 in range); a model of another method
+ * keeps none of them.
  */
 const char *
 pgkm_model_kernel_problem(const PgkmKernelValues *v)
@@ -114,10 +116,15 @@ pgkm_model_kernel_problem(const PgkmKernelValues *v)
 	int64		n;
 
 	if (!kernel)
-		return v->rows || v->members || v->norms ?
+		return v->rows || v->members || v->norms || v->shift || !v->scale_null ?
 			"It has kernel k-means values but its method is not kernel." : NULL;
-	if (!v->rows || !v->members || !v->norms)
-		return "Its kernel k-means rows, members or norms are NULL.";
+	if (!v->rows || !v->members || !v->norms || v->scale_null)
+		return "Its kernel k-means rows, members, norms or scale are NULL.";
+	if (v->scale_log2 < -PGKM_MAX_SCALE_LOG2 || v->scale_log2 > PGKM_MAX_SCALE_LOG2)
+		return "Its kernel k-means scale is out of range.";
+	if (v->shift != NULL &&
+		float8_array_problem(v->shift, v->d, 0, false, NULL, "", "") != NULL)
+		return "Its kernel k-means shift is not d finite double precision values.";
 	if (ARR_ELEMTYPE(v->rows) != FLOAT4OID || ARR_NDIM(v->rows) != 2 ||
 		ARR_DIMS(v->rows)[1] != v->d || ARR_HASNULL(v->rows))
 		return "Its kernel k-means rows are not an n x d array of real.";
@@ -151,8 +158,8 @@ pgkm_model_kernel_problem(const PgkmKernelValues *v)
 
 /*
  * kmeans_model_kernel_ok(method, k, d, kernel_rows, kernel_members,
- * kernel_norms): the store's second CHECK. Not strict (NULLs are the
- * non-kernel case). k and d are kmeans_model_values_ok's to judge, except
+ * kernel_norms, kernel_shift, kernel_scale_log2): the store's second CHECK.
+ * Not strict (NULLs are the non-kernel case). k and d are kmeans_model_values_ok's to judge, except
  * that a kernel model's arrays cannot be checked without them.
  */
 extern "C" Datum
@@ -168,6 +175,9 @@ pgkm_kmeans_model_kernel_ok(PG_FUNCTION_ARGS)
 	v.rows = PG_ARGISNULL(3) ? NULL : PG_GETARG_ARRAYTYPE_P(3);
 	v.members = PG_ARGISNULL(4) ? NULL : PG_GETARG_ARRAYTYPE_P(4);
 	v.norms = PG_ARGISNULL(5) ? NULL : PG_GETARG_ARRAYTYPE_P(5);
+	v.shift = PG_ARGISNULL(6) ? NULL : PG_GETARG_ARRAYTYPE_P(6);
+	v.scale_null = PG_ARGISNULL(7);
+	v.scale_log2 = v.scale_null ? 0 : PG_GETARG_INT32(7);
 	if (!kd_ok && v.method != NULL && strcmp(v.method, "kernel") == 0)
 		PG_RETURN_BOOL(false);
 	PG_RETURN_BOOL(pgkm_model_kernel_problem(&v) == NULL);

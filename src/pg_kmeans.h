@@ -94,6 +94,16 @@ extern void pgkm_parse_args(FunctionCallInfo fcinfo, int first, PgkmArgs *args);
 
 /* The pgkm_kernel of a canonical kernel name (as a model stores it); false if none. */
 extern bool pgkm_kernel_by_name(const char *name, int32 *kernel);
+
+/*
+ * Does the kernel depend on the origin? The polynomial and sigmoid kernels
+ * do (through x.y); the linear and RBF kernels' feature-space distances,
+ * like Lloyd's, do not change with a translation.
+ */
+extern bool pgkm_kernel_needs_origin(int32 kernel);
+
+/* May the values be shifted per column before narrowing (row_convert.h)? */
+extern bool pgkm_shift_allowed(const PgkmArgs *args);
 extern void pgkm_gpu_plugin_path(char *buf, size_t len);
 
 /* ---- scan (read.cpp, with relation.cpp, scan.cpp, buffer.cpp) ---- */
@@ -114,6 +124,9 @@ typedef struct PgkmData
 	PgkmTableRun *tables;		/* with tids: the table of every row, in runs */
 	int32		ntables;
 	int64		n_skipped_null; /* rows skipped for a NULL feature */
+	double	   *shift;			/* d, or NULL (0): x = float((value - shift) * 2^scale_log2) */
+	int32		scale_log2;
+	int64		distinct_rows;	/* distinct rows in fp64, counted up to k */
 	char	   *relname;		/* schema-qualified, quoted where needed */
 } PgkmData;
 

@@ -155,6 +155,7 @@ pgkm_scan(const PgkmArgs *args, bool need_tids, MemoryContext datacxt,
 				 s.n_skipped > 0 ?
 				 errdetail("All %lld rows have a NULL feature.", (long long) s.n_skipped) : 0));
 
+	pgkm_narrow_end(&s.narrow, s.x, out);
 	out->n = s.n;
 	out->d = s.d;
 	out->x = s.x;

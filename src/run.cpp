@@ -5,6 +5,7 @@
  */
 #include "pg_kmeans.h"
 #include "errors.h"
+#include "row_convert.h"
 
 #include <cmath>
 
@@ -98,6 +99,12 @@ report_engine_error(int rc, const char *err)
 					 errdetail("%s", err),
 					 errhint("Use device => 'cpu' or 'auto', or install pg_kmeans_cuda.so on a host with an NVIDIA GPU and driver.")));
 			break;
+		case PGKM_ERR_RANGE:
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("k-means result out of range: %s", err),
+					 errhint("Scale the features down (for example divide them by 1e100): squared distances must fit in double precision, up to about 1.8e308.")));
+			break;
 		case PGKM_ERR_GPU:
 			ereport(ERROR,
 					(errcode(ERRCODE_SYSTEM_ERROR),
@@ -171,7 +178,9 @@ report_progress(const pgkm_progress *p, int n_init, int *last_run, int *last_ite
 				(errmsg("pg_kmeans run %d/%d iteration %d: inertia %.6g, %lld points moved",
 						p->run + 1, n_init, p->iteration, p->inertia,
 						(long long) p->moved),
-				 errdetail("elapsed %.3f s", p->elapsed_s)));
+				 errdetail("elapsed %.3f s, %s: %lld distance computations",
+						   p->elapsed_s, pgkm_method_name(p->method),
+						   (long long) p->distance_computations)));
 }
 
 /*
@@ -226,6 +235,8 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 
 	plugin = (char *) MemoryContextAlloc(c->cxt, MAXPGPATH);
 	pgkm_build_options(args, &c->data, need_tids, &opt, plugin, MAXPGPATH);
+	opt.shift = c->data.shift;
+	opt.scale_log2 = c->data.scale_log2;
 	holder = (RunHolder *) MemoryContextAllocZero(c->cxt, sizeof(RunHolder));
 	cb = (MemoryContextCallback *) MemoryContextAlloc(c->cxt, sizeof(MemoryContextCallback));
 	cb->func = free_run_callback;
@@ -274,10 +285,7 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 														   sizeof(double) * Max(c->result.k, 1));
 	memcpy(c->cluster_inertia, c->result.cluster_inertia, sizeof(double) * c->result.k);
 
-	if (c->result.k < c->result.k_requested)
-		ereport(NOTICE,
-				(errmsg("the data has only %d distinct points; returning %d clusters instead of %d",
-						c->result.k, c->result.k, c->result.k_requested)));
+	pgkm_report_fewer_clusters(&c->data, &c->result);
 	if (args->device == PGKM_DEVICE_AUTO && c->result.fallback_reason &&
 		c->result.fallback_reason[0] != '\0')
 		ereport(DEBUG1,

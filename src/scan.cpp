@@ -9,7 +9,6 @@
  */
 #include "scan.h"
 
-#include <cfloat>
 #include <cmath>
 
 extern "C"
@@ -68,82 +67,55 @@ report_non_finite(const PgkmScan *s, const char *colname, double v, ItemPointer 
 			 errhint("k-means needs finite numbers; set such values to NULL to skip their rows.")));
 }
 
-/* Error for a finite value beyond float32's range, naming column and row. */
-static void
-report_out_of_range(const PgkmScan *s, const char *colname, const char *value,
-					ItemPointer tid)
-{
-	char		where[NAMEDATALEN + 64];
-
-	format_row(s, tid, where, sizeof(where));
-	ereport(ERROR,
-			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-			 errmsg("column \"%s\" has value %s %s, out of range for real",
-					colname, value, where),
-			 errhint("Features are clustered in single precision; rescale the column.")));
-}
-
-/*
- * Store one finite value as float32. Why check the range: a float8 such as
- * 1e300 would silently become infinity in the float32 buffer.
- */
-static inline float
-to_feature(const PgkmScan *s, const char *colname, double v, ItemPointer tid)
-{
-	if (unlikely(!std::isfinite(v)))
-		report_non_finite(s, colname, v, tid);
-	if (unlikely(std::fabs(v) > FLT_MAX))
-	{
-		char		value[32];
-
-		snprintf(value, sizeof(value), "%g", v);
-		report_out_of_range(s, colname, value, tid);
-	}
-	return (float) v;
-}
-
 /*
  * A numeric whose float8 conversion is not finite: NaN and infinity are
- * non-finite values; anything else (1e400) is finite but beyond float8,
- * out of range like a float8 1e200.
+ * non-finite values; anything else (1e400) is finite but beyond float8.
  */
 static void
 report_numeric(const PgkmScan *s, const char *colname, Datum v, double d, ItemPointer tid)
 {
 	Numeric		num = DatumGetNumeric(v);
+	char		where[NAMEDATALEN + 64];
 
 	if (numeric_is_nan(num) || numeric_is_inf(num))
 		report_non_finite(s, colname, d, tid);
-	report_out_of_range(s, colname, numeric_out_sci(num, 6), tid);
+	format_row(s, tid, where, sizeof(where));
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("column \"%s\" has value %s %s, out of range for double precision",
+					colname, numeric_out_sci(num, 6), where),
+			 errhint("Features are read as double precision; rescale the column.")));
+}
+
+/* One finite value as fp64; NaN and infinity are errors naming column and row. */
+static inline double
+to_feature(const PgkmScan *s, const char *colname, double v, ItemPointer tid)
+{
+	if (unlikely(!std::isfinite(v)))
+		report_non_finite(s, colname, v, tid);
+	return v;
 }
 
 /*
- * A scalar feature as float32, checked. Why a converter per kind, each with
- * only the checks its type needs: a real is in range whenever it is finite,
- * and an integer is always finite and in range (|int8| < FLT_MAX), so only
- * double precision and numeric pay for to_feature's range test. Numeric
- * converts through float8 (no overflow error) and allocates, so it marks the
+ * A scalar feature as fp64, checked. Why a converter per kind, each with
+ * only the checks its type needs: an integer is always finite. Any finite
+ * value is accepted: row_convert.h shifts and scales it into the float
+ * buffer. Numeric converts through float8 and allocates, so it marks the
  * row context dirty.
  */
-static inline float
+static inline double
 scalar_feature(PgkmScan *s, const ColInfo *c, Datum v, ItemPointer tid)
 {
 	switch (c->kind)
 	{
 		case PGKM_COL_INT2:
-			return (float) DatumGetInt16(v);
+			return DatumGetInt16(v);
 		case PGKM_COL_INT4:
-			return (float) DatumGetInt32(v);
+			return DatumGetInt32(v);
 		case PGKM_COL_INT8:
-			return (float) DatumGetInt64(v);
+			return (double) DatumGetInt64(v);
 		case PGKM_COL_FLOAT4:
-			{
-				float		f = DatumGetFloat4(v);
-
-				if (unlikely(!std::isfinite(f)))
-					report_non_finite(s, c->name, f, tid);
-				return f;
-			}
+			return to_feature(s, c->name, DatumGetFloat4(v), tid);
 		case PGKM_COL_FLOAT8:
 			return to_feature(s, c->name, DatumGetFloat8(v), tid);
 		case PGKM_COL_NUMERIC:
@@ -158,106 +130,8 @@ scalar_feature(PgkmScan *s, const ColInfo *c, Datum v, ItemPointer tid)
 				return to_feature(s, c->name, d, tid);
 			}
 		default:
-			return 0.0f;
+			return 0.0;
 	}
-}
-
-/* Bits of a float, for the branch-free finiteness checks below. */
-static inline uint32
-float_bits(float f)
-{
-	uint32		b;
-
-	memcpy(&b, &f, sizeof(b));
-	return b;
-}
-
-/*
- * Four-lane vectors (GCC/clang vector extensions: SSE2 on x86-64, NEON on
- * ARM). Why by hand: -O2 does not vectorise these reductions, and the
- * per-element check was the array path's main cost.
- */
-typedef uint32 u32x4 __attribute__((vector_size(16)));
-typedef int64 i64x2 __attribute__((vector_size(16)));
-typedef float f32x4 __attribute__((vector_size(16)));
-typedef double f64x2 __attribute__((vector_size(16)));
-
-/*
- * Copy n reals; false when one is NaN or infinite. Why this bit
- * arithmetic: (b & exponent) + 2^23 carries into bit 31 exactly for an
- * all-ones exponent, so one add and one or per value, no branch.
- */
-static inline bool
-copy_finite_float4(float *out, const float4 *p, int n)
-{
-	const u32x4 expo = {0x7f800000u, 0x7f800000u, 0x7f800000u, 0x7f800000u};
-	const u32x4 one = {0x00800000u, 0x00800000u, 0x00800000u, 0x00800000u};
-	u32x4		acc = {0, 0, 0, 0};
-	uint32		acc1;
-	int			e = 0;
-
-	for (; e + 4 <= n; e += 4)
-	{
-		u32x4		b;
-
-		memcpy(&b, p + e, sizeof(b));
-		memcpy(out + e, &b, sizeof(b));
-		acc |= (b & expo) + one;
-	}
-	acc1 = acc[0] | acc[1] | acc[2] | acc[3];
-	for (; e < n; e++)
-	{
-		out[e] = p[e];
-		acc1 |= (float_bits(p[e]) & 0x7f800000u) + 0x00800000u;
-	}
-	return (acc1 & 0x80000000u) == 0;
-}
-
-/*
- * Narrow n doubles to float32; false when one is NaN, infinite or beyond
- * FLT_MAX. Same idea: |v|'s bits are at most FLT_MAX's exactly when
- * FLT_MAX's bits minus them stays non-negative (NaN and infinity lie above
- * every finite value as integers).
- */
-static inline bool
-narrow_in_range_float8(float *out, const float8 *p, int n)
-{
-	const int64 limit1 = (int64) 0x47efffffe0000000LL;	/* (double) FLT_MAX */
-	const i64x2 limit = {limit1, limit1};
-	const i64x2 absmask = {INT64_MAX, INT64_MAX};
-	i64x2		acc = {0, 0};
-	int64		acc1;
-	int			e = 0;
-
-	for (; e + 4 <= n; e += 4)
-	{
-		f64x2		a,
-					b;
-		i64x2		ia,
-					ib;
-		f32x4		f;
-
-		memcpy(&a, p + e, sizeof(a));
-		memcpy(&b, p + e + 2, sizeof(b));
-		memcpy(&ia, &a, sizeof(ia));
-		memcpy(&ib, &b, sizeof(ib));
-		acc |= (limit - (ia & absmask)) | (limit - (ib & absmask));
-		f[0] = (float) a[0];
-		f[1] = (float) a[1];
-		f[2] = (float) b[0];
-		f[3] = (float) b[1];
-		memcpy(out + e, &f, sizeof(f));
-	}
-	acc1 = acc[0] | acc[1];
-	for (; e < n; e++)
-	{
-		int64		b;
-
-		memcpy(&b, &p[e], sizeof(b));
-		acc1 |= limit1 - (b & INT64_MAX);
-		out[e] = (float) p[e];
-	}
-	return acc1 >= 0;
 }
 
 /*
@@ -316,6 +190,23 @@ report_array_ndim(const PgkmScan *s, ArrayType *arr, ItemPointer tid)
 }
 
 /*
+ * Before the first usable row (d is known then): start the conversion into
+ * the float buffer (row_convert.h); reals may be copied as they are when
+ * every column is real or real[].
+ */
+static inline void
+begin_rows(PgkmScan *s)
+{
+	if (likely(s->narrow.row != NULL))
+		return;
+	pgkm_narrow_begin(&s->narrow, s->d, s->args->k, pgkm_shift_allowed(s->args), s->datacxt);
+	s->all_real = true;
+	for (int i = 0; i < s->ncols; i++)
+		if (s->cols[i].kind != PGKM_COL_FLOAT4 && s->cols[i].kind != PGKM_COL_FLOAT4_ARRAY)
+			s->all_real = false;
+}
+
+/*
  * Convert one row into the buffer, or skip it when a feature is NULL.
  * vals/nulls hold column i at s->val_index[i] (the slot's attribute order
  * on the direct path, the cursor's column order on the SPI path). Why NULL
@@ -328,7 +219,6 @@ add_row(PgkmScan *s, const Datum *vals, const bool *nulls, ItemPointer tid)
 	ArrayType  *arr = NULL;
 	ShortArrayBuf shortbuf;
 	int			arrlen = 0;
-	float	   *out;
 	int			j = 0;
 
 	for (int i = 0; i < s->ncols; i++)
@@ -378,34 +268,67 @@ add_row(PgkmScan *s, const Datum *vals, const bool *nulls, ItemPointer tid)
 		}
 	}
 
+	begin_rows(s);
 	ensure_capacity(s);
-	out = s->x + s->n * s->d;
-	for (int i = 0; i < s->ncols; i++)
+	if (s->narrow.fast && s->all_real)
 	{
-		const ColInfo *c = &s->cols[i];
+		/* reals copied as they are: the fast path of row_convert.h */
+		float	   *out = s->x + s->n * s->d;
+		uint32		maxbits = 0;
 
-		if (i == s->array_col)
+		for (int i = 0; i < s->ncols; i++)
 		{
-			if (c->kind == PGKM_COL_FLOAT4_ARRAY)
+			const ColInfo *c = &s->cols[i];
+			uint32		mb;
+
+			if (i == s->array_col)
 			{
 				const float4 *p = (const float4 *) ARR_DATA_PTR(arr);
 
-				if (unlikely(!copy_finite_float4(out + j, p, arrlen)))
+				if (unlikely(!pgkm_copy_finite_float4(out + j, p, arrlen, &mb)))
 					for (int e = 0; e < arrlen; e++)
-						to_feature(s, c->name, p[e], tid); /* reports the first */
+						to_feature(s, c->name, p[e], tid);	/* reports the first */
+				j += arrlen;
 			}
 			else
 			{
+				out[j] = (float) to_feature(s, c->name, DatumGetFloat4(vals[s->val_index[i]]), tid);
+				mb = pgkm_float_bits(out[j++]) & 0x7fffffffu;
+			}
+			maxbits = Max(maxbits, mb);
+		}
+		pgkm_narrow_copied(&s->narrow, s->x, s->n, maxbits);
+	}
+	else
+	{
+		double	   *row = s->narrow.row;
+
+		for (int i = 0; i < s->ncols; i++)
+		{
+			const ColInfo *c = &s->cols[i];
+
+			if (i == s->array_col && c->kind == PGKM_COL_FLOAT4_ARRAY)
+			{
+				const float4 *p = (const float4 *) ARR_DATA_PTR(arr);
+
+				if (unlikely(!pgkm_widen_finite_float4(row + j, p, arrlen)))
+					for (int e = 0; e < arrlen; e++)
+						to_feature(s, c->name, p[e], tid);	/* reports the first */
+				j += arrlen;
+			}
+			else if (i == s->array_col)
+			{
 				const float8 *p = (const float8 *) ARR_DATA_PTR(arr);
 
-				if (unlikely(!narrow_in_range_float8(out + j, p, arrlen)))
+				if (unlikely(!pgkm_copy_finite_float8(row + j, p, arrlen)))
 					for (int e = 0; e < arrlen; e++)
 						to_feature(s, c->name, p[e], tid);
+				j += arrlen;
 			}
-			j += arrlen;
+			else
+				row[j++] = scalar_feature(s, c, vals[s->val_index[i]], tid);
 		}
-		else
-			out[j++] = scalar_feature(s, c, vals[s->val_index[i]], tid);
+		pgkm_narrow_store(&s->narrow, s->x, s->n);
 	}
 	if (s->need_tids)
 		s->tids[s->n] = *tid;
@@ -449,26 +372,33 @@ add_row_from_tuple(PgkmScan *s, HeapTuple tup, int maxatt)
 	if (HeapTupleHasNulls(tup) || HeapTupleHeaderGetNatts(th) < maxatt)
 		return false;
 	data = (const char *) th + th->t_hoff;
+	begin_rows(s);
 	ensure_capacity(s);
 	out = s->x + s->n * s->d;
-	if (s->all_float4)
+	if (s->all_float4 && s->narrow.fast)
 	{
-		uint32		acc = 0;
+		uint32		acc = 0,
+					maxbits = 0;
 
 		for (int i = 0; i < s->ncols; i++)
 		{
 			float		f;
+			uint32		b;
 
 			memcpy(&f, data + s->cols[i].tuple_off, sizeof(f));
 			out[i] = f;
-			acc |= (float_bits(f) & 0x7f800000u) + 0x00800000u;
+			b = pgkm_float_bits(f);
+			acc |= (b & 0x7f800000u) + 0x00800000u;
+			maxbits = Max(maxbits, b & 0x7fffffffu);
 		}
 		if (unlikely(acc & 0x80000000u))
 			for (int i = 0; i < s->ncols; i++)
 				if (!std::isfinite(out[i]))
 					report_non_finite(s, s->cols[i].name, out[i], &tup->t_self);
+		pgkm_narrow_copied(&s->narrow, s->x, s->n, maxbits);
 	}
 	else
+	{
 		for (int i = 0; i < s->ncols; i++)
 		{
 			const ColInfo *c = &s->cols[i];
@@ -503,8 +433,10 @@ add_row_from_tuple(PgkmScan *s, HeapTuple tup, int maxatt)
 						break;
 					}
 			}
-			out[i] = scalar_feature(s, c, v, &tup->t_self);
+			s->narrow.row[i] = scalar_feature(s, c, v, &tup->t_self);
 		}
+		pgkm_narrow_store(&s->narrow, s->x, s->n);
+	}
 	if (s->need_tids)
 		s->tids[s->n] = tup->t_self;
 	s->n++;

@@ -8,6 +8,7 @@
 #define PGKM_SCAN_H
 
 #include "pg_kmeans.h"
+#include "row_convert.h"
 
 /* One requested feature column, as found in the relation being read. */
 typedef struct ColInfo
@@ -48,6 +49,8 @@ typedef struct PgkmScan
 	int		   *val_index;		/* where column i sits in the values passed to add_row */
 	bool		rowcxt_dirty;	/* a detoast or numeric conversion allocated */
 	bool		all_float4;		/* every column is real: the tight loop applies */
+	bool		all_real;		/* every column is real or real[]: reals may be copied */
+	PgkmNarrow	narrow;			/* values into the float buffer (row_convert.h) */
 	bool		tuple_offsets;	/* every column has a fixed tuple_off */
 } PgkmScan;
 

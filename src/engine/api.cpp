@@ -5,11 +5,14 @@
  * driver.cpp.
  */
 #include "argmin_kernels.h"
+#include "auto_assign.h"
+#include "bounded_assign.h"
 #include "cpu_assign.h"
 #include "driver.h"
 #include "errors.h"
 #include "gpu_plugin.h"
 #include "kernel_kmeans.h"
+#include "nearest.h"
 #include "thread_pool.h"
 #include "util.h"
 
@@ -47,6 +50,8 @@ pgkm_options_default(pgkm_options *opt)
 	opt->kernel_matrix = PGKM_KMATRIX_AUTO;
 	opt->memory_limit = 0;
 	opt->initial_labels = nullptr;
+	opt->shift = nullptr;
+	opt->scale_log2 = 0;
 }
 
 /* Argument checks that need no data pass. */
@@ -74,8 +79,12 @@ validate_options(int64_t n, int32_t d, const pgkm_options *opt)
 		throw EngineError(PGKM_ERR_INVALID, fmt("unknown init method %d", opt->init));
 	if (opt->init == PGKM_INIT_GIVEN && opt->method != PGKM_METHOD_KERNEL && !opt->initial_centroids)
 		throw EngineError(PGKM_ERR_INVALID, "init GIVEN needs initial_centroids");
-	if (opt->method != PGKM_METHOD_LLOYD && opt->method != PGKM_METHOD_KERNEL)
-		throw EngineError(PGKM_ERR_INVALID, fmt("unknown method %d (valid: lloyd, kernel)", opt->method));
+	if (!pgkm_method_name(opt->method))
+		throw EngineError(PGKM_ERR_INVALID,
+						  fmt("unknown method %d (valid: lloyd, elkan, hamerly, yinyang, sort, auto, kernel)",
+							  opt->method));
+	if (opt->memory_limit < 0)
+		throw EngineError(PGKM_ERR_INVALID, "memory_limit must be >= 0");
 	if (opt->method == PGKM_METHOD_KERNEL)
 		validate_kernel_options(n, d, *opt);
 	if (opt->device != PGKM_DEVICE_AUTO && opt->device != PGKM_DEVICE_CPU && opt->device != PGKM_DEVICE_GPU)
@@ -168,12 +177,16 @@ pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
 	const double rows = (double) assign_chunk_rows(d, (int32_t) k);
 	const double block_rows = 32;	/* the widest kernel's rows per block */
 	b += threads * (ARGMIN_KC + ARGMIN_GROUP) * block_rows * 4;	/* kernel tiles */
-	b += threads * rows * (4 * 4 + 8);	/* per-row state of a chunk: labels, best, runner-up, x2, rows to decide */
-	b += threads * (dd * 4 + k * (4 + 8));	/* a row decided in fp64, its candidates; cluster counts */
-	b += k * dd * (8 * 8 + 4 * 3) + k * 64;	/* fp64 centroid arrays, float copies and panels, sizes */
+	b += threads * rows * (4 * 4 + 8 + 8);	/* per-row state of a chunk: labels, best, runner-up, x2, rows to decide, limits */
+	b += threads * (4 * (dd + k + 8) * 4 + k * (4 + 8));	/* rows decided in fp64 (4 at a time), candidates; cluster counts */
+	b += k * dd * (8 * 8 + 4 * 4) + k * 64;	/* fp64 centroid arrays, float copies (one transposed) and panels, sizes */
 	b += (dn / 65536 + 1) * dd * 8; /* statistics partials */
 	b += (dn / 64 + 1) * 8;		/* per-chunk inertia */
 	b += threads * (256 << 10);	/* the part of a worker's stack it touches, with room */
+	b += dd * 8 * 2;			/* the shift and the column means */
+	int32_t		method = opt->method == PGKM_METHOD_AUTO
+		? auto_first_method(n, d, (int32_t) k, opt) : opt->method;
+	b += method_state_bytes(method, n, d, (int32_t) k, (int) threads);	/* pruning bounds */
 	return (int64_t) std::ceil(b);
 }
 
@@ -196,24 +209,8 @@ pgkm_nearest(const double *centroids, int32_t k, int32_t d, const double *x, dou
 {
 	if (!centroids || !x || k < 1 || d < 1)
 		return -1;
-	int32_t		best = 0;
-	double		bd = std::numeric_limits<double>::infinity();
-	for (int32_t c = 0; c < k; c++)
-	{
-		double		s = 0;
-		const double *cc = centroids + (size_t) c * d;
-		for (int32_t j = 0; j < d; j++)
-		{
-			double		t = x[j] - cc[j];
-			s += t * t;
-		}
-		if (s < bd)
-		{
-			bd = s;
-			best = c;
-		}
-	}
+	const int32_t best = nearest_centroid(centroids, k, d, x);
 	if (dist2)
-		*dist2 = bd;
+		*dist2 = squared_distance(x, centroids + (size_t) best * d, d);
 	return best;
 }

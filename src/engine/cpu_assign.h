@@ -5,18 +5,29 @@
  * assignment method for each row's nearest centroid, then records the label
  * with its exact fp64 distance, counts sizes and moved rows, and updates the
  * centroids. A method only answers "which centroid is nearest": Lloyd's
- * exhaustive search (lloyd_assign.cpp) today; a bounded method (Elkan,
- * Hamerly, Yinyang) implements the same interface, keeping its per-row
- * bounds between calls and reading the centroid drift in set_centroids.
+ * exhaustive search (lloyd_assign.cpp), or a bounded method (Elkan,
+ * Hamerly, Yinyang, sort: bounded_assign.h) that keeps per-row bounds
+ * between calls and reads the centroid drift in set_centroids.
  */
 #ifndef PGKM_CPU_ASSIGN_H
 #define PGKM_CPU_ASSIGN_H
 
+#include "pgkm_engine.h"
+
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace pgkm
 {
+
+/* Distance computations of the passes since the last take_counts(). */
+struct AssignCounts
+{
+	int64_t		distances = -1;	/* float32 distances; -1: every row against every centroid */
+	int64_t		exact = 0;		/* fp64 near-tie rechecks */
+	int32_t		method = 0;		/* the pgkm_method that ran the last pass */
+};
 
 class CpuAssign
 {
@@ -31,6 +42,8 @@ public:
 	 * concurrently; worker (0 .. workers-1) picks the scratch.
 	 */
 	virtual void nearest(int64_t r0, int64_t r1, int worker, int32_t *out) = 0;
+	/* Counts of the passes since the last call (single-threaded, between passes). */
+	virtual AssignCounts take_counts() { return AssignCounts(); }
 };
 
 /*
@@ -40,6 +53,22 @@ public:
  */
 std::unique_ptr<CpuAssign> make_lloyd_assign(const float *x, int32_t d, int32_t kmax,
 											 const double *mean, int workers);
+
+class ThreadPool;
+
+/*
+ * The assignment method of opt->method (NULL: Lloyd) for x (n x d), at most
+ * kmax centroids (assign_methods.cpp).
+ */
+std::unique_ptr<CpuAssign> make_cpu_assign(const pgkm_options *opt, const float *x,
+										   int64_t n, int32_t d, int32_t kmax,
+										   const double *mean, ThreadPool *pool);
+
+/*
+ * Can the GPU device run this method? Lloyd and AUTO (which is Lloyd there);
+ * the pruned methods are CPU-only for now, *why says so.
+ */
+bool		method_on_gpu(int32_t method, std::string *why);
 
 /* Rows per chunk of the CPU assignment pass: depends on the shape only. */
 int64_t		assign_chunk_rows(int32_t d, int32_t k);

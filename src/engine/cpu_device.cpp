@@ -55,9 +55,9 @@ class CpuDevice : public Device
 {
 public:
 	CpuDevice(const float *x, int64_t n, int32_t d, int32_t k, const double *mean,
-			  ThreadPool *pool)
+			  ThreadPool *pool, const pgkm_options *opt)
 		: x_(x), n_(n), d_(d), kmax_(k), k_(k), pool_(pool),
-		  method_(make_lloyd_assign(x, d, k, mean, pool->size())),
+		  method_(make_cpu_assign(opt, x, n, d, k, mean, pool)),
 		  chunk_rows_(assign_chunk_rows(d, k)), nchunks_((n + chunk_rows_ - 1) / chunk_rows_)
 	{
 		labels_.assign(n, -1);
@@ -83,6 +83,11 @@ public:
 		return std::to_string(pool_->size()) + (pool_->size() == 1 ? " thread" : " threads");
 	}
 	const char *name() const override { return "cpu"; }
+	int64_t		last_pass_distances(int32_t *method) const override
+	{
+		*method = counts_.method;
+		return counts_.distances;
+	}
 
 private:
 	void		assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *inertia,
@@ -106,6 +111,7 @@ private:
 	std::vector<int64_t> worker_sizes_;
 	std::vector<int64_t> worker_moved_;
 	std::vector<std::vector<int32_t>> worker_nearest_;	/* a chunk's labels */
+	AssignCounts counts_;		/* of the last pass */
 };
 
 void
@@ -188,6 +194,7 @@ CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *i
 	for (int w = 0; w < pool_->size(); w++)
 		mv += worker_moved_[w];
 	*moved = mv;
+	counts_ = method_->take_counts();
 	for (int32_t c = 0; c < k; c++)
 	{
 		int64_t		s = 0;
@@ -272,9 +279,9 @@ CpuDevice::assign(int32_t *labels, double *dist2, int64_t *sizes, double *inerti
 
 std::unique_ptr<Device>
 make_cpu_device(const float *x, int64_t n, int32_t d, int32_t k, const double *mean,
-				ThreadPool *pool)
+				ThreadPool *pool, const pgkm_options *opt)
 {
-	return std::unique_ptr<Device>(new CpuDevice(x, n, d, k, mean, pool));
+	return std::unique_ptr<Device>(new CpuDevice(x, n, d, k, mean, pool, opt));
 }
 
 }							/* namespace pgkm */

@@ -43,13 +43,26 @@ public:
 	virtual void iterate(IterStats *st, double *centroids, int64_t *sizes) = 0;
 	/* Final assignment without update: labels, squared distances, sizes, inertia. */
 	virtual void assign(int32_t *labels, double *dist2, int64_t *sizes, double *inertia) = 0;
+	/*
+	 * Distance computations of the last assignment pass (-1: every row
+	 * against every centroid) and the pgkm_method that ran it.
+	 */
+	virtual int64_t last_pass_distances(int32_t *method) const
+	{
+		*method = PGKM_METHOD_LLOYD;
+		return -1;
+	}
 	virtual std::string detail() const = 0;
 	virtual const char *name() const = 0;	/* "cpu" or "gpu" */
 };
 
-/* CPU device over x (n x d float32, row-major, column means given); pool owned by the caller. */
+/*
+ * CPU device over x (n x d float32, row-major, column means given); pool
+ * owned by the caller; opt picks the assignment method (NULL: Lloyd).
+ */
 std::unique_ptr<Device> make_cpu_device(const float *x, int64_t n, int32_t d, int32_t k,
-										const double *mean, ThreadPool *pool);
+										const double *mean, ThreadPool *pool,
+										const pgkm_options *opt = nullptr);
 
 /* GPU device through a loaded CUDA plugin (gpu_plugin.h); throws EngineError on setup failure. */
 std::unique_ptr<Device> make_gpu_device(const CudaPlugin *plugin, const float *x, int64_t n,

@@ -10,12 +10,15 @@
  *     and inertia (sklearn skips it only when strictly converged, where it
  *     gives the same labels); iterations counts the Lloyd updates done.
  * Policies (documented in the README by the glue):
- *   - empty cluster: FAISS-style split of the largest cluster (counted in
- *     empty_cluster_repairs);
- *   - fewer distinct points than k: k-means++ and random init return only
- *     as many clusters as there are distinct points (result.k < k_requested);
- *     with given centroids, clusters that cannot be filled are dropped at the
- *     end (same signal). No empty cluster is ever returned.
+ *   - empty cluster during the iterations: FAISS-style split of the largest
+ *     cluster (counted in empty_cluster_repairs);
+ *   - empty cluster after an assignment that ends a step (the
+ *     initialisation found fewer than k centroids, or the final assignment
+ *     left one empty): moved to a row far from its centroid, then every row
+ *     is assigned again (fill_empty_clusters, also counted);
+ *   - fewer clusters than k only when the data has fewer distinct points:
+ *     then every row coincides with a centroid (result.k < k_requested).
+ *     No empty cluster is ever returned.
  *   - progress.inertia of the init step is the k-means++ potential on the
  *     CPU, NaN where it is not computed (random, given, GPU k-means++).
  */
@@ -24,6 +27,7 @@
 #include "errors.h"
 #include "gpu_plugin.h"
 #include "init.h"
+#include "relocate.h"
 #include "rng.h"
 #include "stats.h"
 
@@ -39,7 +43,8 @@ static constexpr double SPLIT_EPS = 1.0 / 1024.0;
 
 pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt,
 				   pgkm_interrupt_fn interrupt, void *interrupt_ctx)
-	: x_(x), n_(n), d_(d), opt_(opt), interrupt_(interrupt), interrupt_ctx_(interrupt_ctx)
+	: x_(x), n_(n), d_(d), opt_(opt), interrupt_(interrupt), interrupt_ctx_(interrupt_ctx),
+	  units_(opt.shift, opt.scale_log2, d)
 {
 	if (opt.method == PGKM_METHOD_KERNEL)
 	{
@@ -49,17 +54,27 @@ pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt
 	if (opt.init == PGKM_INIT_GIVEN)
 	{
 		size_t		kd = (size_t) opt.k * d;
-		given_.assign(opt.initial_centroids, opt.initial_centroids + kd);
+		const double limit = max_safe_abs(d);
+		given_.resize(kd);
 		for (size_t i = 0; i < kd; i++)
-			if (!std::isfinite(given_[i]))
+		{
+			const double v = opt.initial_centroids[i];
+			if (!std::isfinite(v))
 				throw EngineError(PGKM_ERR_INVALID,
 								  fmt("initial centroid %d feature %d is not finite",
 									  (int) (i / d), (int) (i % d)));
+			given_[i] = units_.to_engine(v, (int32_t) (i % d));
+			if (!(std::fabs(given_[i]) <= limit))
+				throw EngineError(PGKM_ERR_INVALID,
+								  fmt("initial centroid %d feature %d (%g) is too far from the data for single-precision distances",
+									  (int) (i / d), (int) (i % d), v));
+		}
 		n_runs_ = 1;			/* like sklearn: several runs from one start are pointless */
 	}
 	else
 		n_runs_ = opt.n_init;
 	opt_.initial_centroids = nullptr;
+	opt_.shift = nullptr;		/* kept in units_ */
 	opt_.gpu_plugin_path = nullptr;	/* not kept: the caller's string may go away */
 	pool_.reset(new ThreadPool(useful_threads(opt.n_threads, n, d, opt.k), interrupt, interrupt_ctx));
 	DataStats	stats = data_statistics(x, n, d, pool_.get());
@@ -67,7 +82,7 @@ pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt
 	data_scale_ = stats.mean_var > 0 ? std::sqrt(stats.mean_var) : 1.0;
 	choose_device(opt.gpu_plugin_path);
 	if (!device_)
-		device_ = make_cpu_device(x, n, d, opt.k, stats.mean.data(), pool_.get());
+		device_ = make_cpu_device(x, n, d, opt.k, stats.mean.data(), pool_.get(), &opt_);
 	device_name_ = device_->name();
 	device_detail_ = device_->detail();
 	size_t		kd = (size_t) opt.k * d;
@@ -86,6 +101,13 @@ pgkm_run::choose_device(const char *plugin_path)
 	if (o.device != PGKM_DEVICE_GPU && o.device != PGKM_DEVICE_AUTO)
 		return;
 	std::string why;
+	if (!method_on_gpu(o.method, &why))
+	{
+		if (o.device == PGKM_DEVICE_GPU)
+			throw EngineError(PGKM_ERR_GPU_UNAVAILABLE, why);
+		fallback_reason_ = why;
+		return;
+	}
 	const CudaPlugin *p = load_cuda_plugin(plugin_path, &why);
 	if (p)
 	{
@@ -156,9 +178,60 @@ pgkm_run::repair_empty_clusters()
 }
 
 /*
- * No empty cluster is returned: clusters still empty after the final
- * assignment (only possible with fewer distinct points than k) are dropped
- * and labels renumbered, so result.k < k_requested says so.
+ * After an assignment (labels, distances and sizes in cur_): while a cluster
+ * is empty, move it to a row far from that row's own centroid (one distinct
+ * row each, relocate.h) and assign every row again. Returns the inertia of
+ * the last assignment. It ends because a moved centroid keeps its row for
+ * good: the row lies at distance 0 from it, and no other centroid can be
+ * there (the row was apart from every centroid, and rows at distance 0 are
+ * never chosen again); so each round fills at least one cluster for good,
+ * and at most k rounds run (with the CPU's exact labels; the GPU's float32
+ * labels may not give a moved centroid its row, hence the bound). Clusters
+ * still empty then are dropped: when no row is apart from its centroid,
+ * every row coincides with one, so the data has exactly as many distinct
+ * points as there are non-empty clusters.
+ */
+double
+pgkm_run::fill_empty_clusters()
+{
+	const int32_t d = d_, k = cur_.k;
+	double		inertia = 0;
+	device_->assign(cur_.labels.data(), cur_.dist.data(), cur_.sizes.data(), &inertia);
+	for (int32_t round = 0; round <= k; round++)
+	{
+		std::vector<int32_t> empty;
+		for (int32_t c = 0; c < k; c++)
+			if (cur_.sizes[c] == 0)
+				empty.push_back(c);
+		if (empty.empty())
+			return inertia;
+		std::vector<int64_t> rows = farthest_distinct_rows(x_, n_, d, cur_.dist.data(),
+														   (int32_t) empty.size());
+		if (rows.empty())
+			break;				/* every row coincides with a centroid */
+		for (size_t i = 0; i < rows.size(); i++)
+			for (int32_t j = 0; j < d; j++)
+				cur_.centers[(size_t) empty[i] * d + j] = x_[rows[i] * d + j];
+		cur_.repairs += (int32_t) rows.size();
+		device_->set_centroids(cur_.centers.data(), k);
+		device_->assign(cur_.labels.data(), cur_.dist.data(), cur_.sizes.data(), &inertia);
+	}
+	for (int64_t i = 0; i < n_; i++)
+		if (cur_.dist[i] > 0)
+		{
+			/* rows remain apart: only the GPU's labels can leave a cluster empty here */
+			for (int32_t c = 0; c < k; c++)
+				cur_.unfilled += cur_.sizes[c] == 0;
+			break;
+		}
+	return inertia;
+}
+
+/*
+ * No empty cluster is returned: clusters still empty after
+ * fill_empty_clusters (fewer distinct points than k) are dropped and labels
+ * renumbered, so result.k < k_requested says so; their initial centroids
+ * go with them, so the rows kept stay paired.
  */
 void
 pgkm_run::drop_empty_clusters()
@@ -192,7 +265,21 @@ pgkm_run::drop_empty_clusters()
 void
 pgkm_run::fill_progress(pgkm_progress *p, int32_t iteration, double inertia, int64_t moved) const
 {
-	report_step(p, run_, iteration, inertia, moved, clock_.seconds());
+	report_step(p, run_, iteration, units_.squared(inertia), moved, clock_.seconds());
+}
+
+/* The distance computations of the pass just done, for the progress report and the result. */
+void
+pgkm_run::count_pass(pgkm_progress *p, int32_t iteration)
+{
+	int32_t		method;
+	int64_t		dist = device_->last_pass_distances(&method);
+	dist = methods_.pass(iteration, method, dist, n_, cur_.k);
+	if (p)
+	{
+		p->distance_computations = dist;
+		p->method = method;
+	}
 }
 
 void
@@ -217,13 +304,35 @@ pgkm_run::step_init(pgkm_progress *progress)
 			device_->set_centroids(centers, k);
 			break;
 	}
-	cur_.k = k;
-	cur_.init_centers.assign(cur_.centers.begin(), cur_.centers.begin() + (size_t) k * d_);
 	cur_.iterations = 0;
 	cur_.repairs = 0;
+	cur_.unfilled = 0;
 	cur_.converged = false;
+	cur_.k = k;
+	if (k < opt_.k)
+	{
+		/*
+		 * Fewer centroids than k (the init ran out of distinct points among
+		 * the rows it looked at): the missing ones start as copies of the
+		 * first, which get no row (ties go to the lowest index), and are
+		 * filled like any empty cluster.
+		 */
+		for (int32_t c = k; c < opt_.k; c++)
+			std::copy(centers, centers + d_, centers + (size_t) c * d_);
+		cur_.k = opt_.k;
+		device_->set_centroids(centers, opt_.k);
+		cur_.init_centers.assign(centers, centers + (size_t) opt_.k * d_);
+		fill_empty_clusters();
+		drop_empty_clusters();
+		k = cur_.k;
+		device_->set_centroids(centers, k);
+		cur_.init_centers.assign(centers, centers + (size_t) k * d_);
+	}
+	else
+		cur_.init_centers.assign(centers, centers + (size_t) k * d_);
 	split_last_.assign(k, 0);
 	split_futile_.assign(k, 0);
+	methods_.start();
 	phase_ = Phase::Iterate;
 	fill_progress(progress, 0, potential, 0);
 }
@@ -248,6 +357,7 @@ pgkm_run::step_iterate(pgkm_progress *progress)
 	cur_.repairs += repaired;
 	cur_.iterations++;
 	fill_progress(progress, cur_.iterations, st.inertia, st.moved);
+	count_pass(progress, cur_.iterations);
 	if (repaired > 0)
 	{
 		/* split clusters need at least one Lloyd update before any stop test */
@@ -280,8 +390,8 @@ void
 pgkm_run::step_final(pgkm_progress *progress)
 {
 	const int32_t d = d_;
-	double		inertia = 0;
-	device_->assign(cur_.labels.data(), cur_.dist.data(), cur_.sizes.data(), &inertia);
+	const double inertia = fill_empty_clusters();
+	count_pass(progress, cur_.iterations);
 	drop_empty_clusters();
 	const int32_t k = cur_.k;
 	cur_.inertia = inertia;
@@ -296,6 +406,8 @@ pgkm_run::step_final(pgkm_progress *progress)
 		best_.converged = cur_.converged;
 		best_.run = cur_.run;
 		best_.repairs = cur_.repairs;
+		best_.unfilled = cur_.unfilled;
+		best_methods_ = methods_.trail();
 		best_.centers.assign(cur_.centers.begin(), cur_.centers.begin() + (size_t) k * d);
 		best_.init_centers = cur_.init_centers;
 		best_.sizes.assign(cur_.sizes.begin(), cur_.sizes.begin() + k);
@@ -317,8 +429,9 @@ pgkm_run::finish()
 	best_cluster_inertia_.assign(best_.k, 0.0);
 	for (int64_t i = 0; i < n_; i++)
 		best_cluster_inertia_[best_.labels[i]] += best_.dist[i];
-	for (double &v : best_.dist)
-		v = std::sqrt(v);
+	/* in the caller's units: coordinates unshifted and unscaled, distances unscaled (powers of two) */
+	results_to_callers_units(units_, d_, true, best_.dist, best_cluster_inertia_, best_.inertia,
+							 {&best_.centers, &best_.init_centers});
 	std::vector<int32_t>().swap(cur_.labels);
 	std::vector<double>().swap(cur_.dist);
 	device_.reset();
@@ -358,9 +471,13 @@ pgkm_run::result(pgkm_result *out) const
 	out->converged = best_.converged ? 1 : 0;
 	out->best_run = best_.run;
 	out->empty_cluster_repairs = best_.repairs;
+	out->unfilled_clusters = best_.unfilled;
 	out->elapsed_s = elapsed_;
 	out->device = device_name_.c_str();
 	out->device_detail = device_detail_.c_str();
 	out->fallback_reason = fallback_reason_.c_str();
+	out->method_used = best_methods_.c_str();
+	out->distance_computations = methods_.distances();
+	out->distance_computations_lloyd = methods_.distances_lloyd();
 	return true;
 }

@@ -8,10 +8,12 @@
 #define PGKM_DRIVER_H
 
 #include "device.h"
+#include "method_trail.h"
 #include "kernel_kmeans.h"
 #include "pgkm_engine.h"
 #include "run_phases.h"
 #include "thread_pool.h"
+#include "units.h"
 #include "util.h"
 
 #include <memory>
@@ -54,6 +56,7 @@ private:
 		bool		converged = false;
 		int32_t		run = 0;
 		int32_t		repairs = 0;
+		int32_t		unfilled = 0;	/* dropped though rows stayed apart from every centroid */
 	};
 
 	void		choose_device(const char *plugin_path);
@@ -62,9 +65,11 @@ private:
 	void		step_final(pgkm_progress *progress);
 	void		finish();
 	int32_t		repair_empty_clusters();
+	double		fill_empty_clusters();
 	void		drop_empty_clusters();
 	void		fill_progress(pgkm_progress *p, int32_t iteration, double inertia,
 							  int64_t moved) const;
+	void		count_pass(pgkm_progress *p, int32_t iteration);
 
 	/* the input */
 	const float *x_;
@@ -73,7 +78,8 @@ private:
 	pgkm_options opt_;
 	pgkm_interrupt_fn interrupt_;
 	void	   *interrupt_ctx_;
-	std::vector<double> given_;	/* INIT_GIVEN centroids */
+	pgkm::Units units_;			/* the caller's units: results are converted back */
+	std::vector<double> given_;	/* INIT_GIVEN centroids, in the engine's units */
 	pgkm::Stopwatch clock_;
 
 	/* what every run of n_init shares */
@@ -90,6 +96,7 @@ private:
 	std::vector<double> old_centers_;
 	std::vector<char> split_last_;	/* cluster took part in a split last iteration */
 	std::vector<char> split_futile_;	/* a split of this cluster did not separate points: stop */
+	pgkm::MethodTrail methods_;
 
 	/* method KERNEL: its own step loop, to which step and result defer */
 	std::unique_ptr<pgkm::KernelRun> kernel_;
@@ -101,6 +108,7 @@ private:
 	std::string device_name_ = "cpu";
 	std::string device_detail_;
 	std::string fallback_reason_;
+	std::string best_methods_;	/* the winning run's method trail */
 	double		elapsed_ = 0;
 };
 

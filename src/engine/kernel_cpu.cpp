@@ -296,7 +296,7 @@ overflow_error(const KernelParams &p)
 						   "lower gamma or degree, or scale the data",
 						   p.kind == PGKM_KERNEL_POLYNOMIAL ? "polynomial" :
 						   p.kind == PGKM_KERNEL_LINEAR ? "linear" : "chosen",
-						   p.gamma, p.coef0, p.degree));
+						   p.table_gamma, p.coef0, p.degree));
 }
 
 void
@@ -474,7 +474,8 @@ CpuKernelDevice::pass(const int32_t *labels, const int64_t *sizes, int32_t k, Ke
 				}
 			}
 			out->labels[i] = bi;
-			out->dist2[i] = diag_[i] + best;
+			/* with a division: a row equal to every member of its cluster gets exactly 0 */
+			out->dist2[i] = diag_[i] + (C[bi] - 2.0 * si[bi] / (double) sizes[bi]);
 		}
 	});
 

@@ -13,6 +13,7 @@
 
 #include "pgkm_engine.h"
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 
@@ -25,8 +26,9 @@ struct KernelParams
 	double		gamma = 1;		/* resolved: never the 0 = 1/d default */
 	double		coef0 = 1;
 	int32_t		degree = 3;
+	double		table_gamma = 1;	/* gamma in the caller's units, for reports */
 
-	/* The options' kernel with gamma's 1 / d default resolved. */
+	/* The options' kernel with gamma's 1 / d default resolved, in the caller's units. */
 	static KernelParams from_options(const pgkm_options &o, int32_t d)
 	{
 		KernelParams p;
@@ -34,7 +36,28 @@ struct KernelParams
 		p.gamma = o.gamma > 0 ? o.gamma : 1.0 / d;
 		p.coef0 = o.coef0;
 		p.degree = o.degree;
+		p.table_gamma = p.gamma;
 		return p;
+	}
+
+	/*
+	 * The same kernel on the engine's data x = (X - shift) 2^e: gamma 2^-2e
+	 * makes gamma <x, y> and gamma ||x - y||^2 the caller's values, so the
+	 * RBF, polynomial and sigmoid K are the caller's K; the linear K is
+	 * 2^2e times the caller's (its distances are converted back). Clamped to
+	 * double's range (an infinite gamma would make 0 * gamma a NaN).
+	 */
+	KernelParams in_engine_units(int32_t scale_log2) const
+	{
+		KernelParams p = *this;
+		p.gamma = std::fmin(std::ldexp(gamma, -2 * scale_log2), DBL_MAX);
+		return p;
+	}
+
+	/* Does K change with a translation of the rows? (then the data must not be shifted) */
+	bool		needs_origin() const
+	{
+		return kind == PGKM_KERNEL_POLYNOMIAL || kind == PGKM_KERNEL_SIGMOID;
 	}
 
 	/* Does K depend on the rows only through their squared distances? */

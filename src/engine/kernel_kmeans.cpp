@@ -19,14 +19,26 @@
  * Init: random labels (each row a uniform cluster, Popcorn's), greedy
  * k-means++ in feature space (the partition is each row's nearest seed), or
  * given labels.
- * Empty clusters (Popcorn leaves them at the feature-space origin): an empty
- * cluster takes no part in the argmin; after the pass it takes the row
- * farthest from its own centroid among clusters of at least two rows (the
- * largest D, lowest row on ties; rows at distance 0 are never taken). A
- * cluster that is empty again right after such a repair held coinciding
- * points (fewer distinct points than k in feature space): it is given up,
- * and clusters empty at the end are dropped (result.k < k_requested).
- * After a repair the next step does not test the shift.
+ * Empty clusters (Popcorn leaves them at the feature-space origin, where
+ * they capture rows) follow the driver's Lloyd: k clusters whenever the
+ * data has k points apart in feature space. An empty cluster takes no part
+ * in a pass's argmin; after a pass it takes a far row (kernel_relocate.cpp)
+ * (1) on the initial partition, after one pass that measures D, so that the
+ * initial partition is the run's true start; (2) on every iteration's
+ * assignment; (3) on the final assignment, which is then made again from
+ * the repaired partition (one more pass), at most k times. A cluster stays
+ * empty only when every row coincides with its centroid (fewer points apart
+ * than k: it is dropped, result.k < k_requested), or after those k rounds
+ * (unfilled_clusters). After a move the next step does not test the shift.
+ * Units: the data is x = (X - shift) 2^e (pgkm_options); K is evaluated
+ * with gamma 2^-2e (KernelParams::in_engine_units), so it is the caller's K
+ * for the RBF, polynomial and sigmoid kernels and 2^2e times it for the
+ * linear one. A shift changes no feature-space distance of the linear and
+ * RBF kernels and is refused for the others (they depend on the origin).
+ * Results are converted at the end: input-space means unshifted and
+ * unscaled, the linear kernel's distances and sums of squares unscaled;
+ * the centroid norms stay in the engine's units (prediction applies the
+ * same transform to its row).
  */
 #include "kernel_kmeans.h"
 #include "errors.h"
@@ -34,6 +46,7 @@
 #include "run_phases.h"
 #include "stats.h"
 #include "thread_pool.h"
+#include "units.h"
 #include "util.h"
 
 #include <algorithm>
@@ -63,6 +76,7 @@ struct Outcome
 	bool		converged = false;
 	int32_t		run = 0;
 	int32_t		repairs = 0;
+	int32_t		unfilled = 0;
 };
 
 class KernelLoop : public KernelRun
@@ -83,8 +97,9 @@ private:
 	void		step_final(pgkm_progress *progress);
 	void		run_pass();
 	double		centroid_shift() const;
-	int32_t		repair_empty_clusters();
-	void		end_run(int32_t iterations, bool converged, pgkm_progress *progress);
+	KernelPassView last_pass() const;
+	void		end_or_fill(pgkm_progress *progress);
+	void		end_run(int32_t unfilled, pgkm_progress *progress);
 	void		finish();
 	void		fill_progress(pgkm_progress *p, int32_t iteration, double inertia,
 							  int64_t moved) const;
@@ -93,6 +108,8 @@ private:
 	int64_t		n_;
 	int32_t		d_;
 	pgkm_options opt_;
+	Units		units_;			/* the caller's units: results are converted back */
+	bool		scaled_distances_;	/* linear: distances scale with the data */
 	std::vector<int32_t> given_;
 	Stopwatch	clock_;
 	int			n_runs_ = 1;
@@ -110,13 +127,13 @@ private:
 	int32_t		step_ = 0;
 	int32_t		iterations_ = 0;
 	int32_t		repairs_ = 0;
+	int32_t		fill_rounds_ = 0;	/* repairs of the final assignment */
 	bool		repaired_before_ = false;	/* the previous step repaired */
 	bool		final_pass_ = false;	/* Final must run one more pass */
 	bool		converged_ = false;
 	std::vector<int32_t> labels_, new_labels_, init_labels_;
 	std::vector<int64_t> sizes_, new_sizes_, prev_sizes_, seeds_;
 	std::vector<double> dist2_, norms_, prev_norms_, cross_, prev_cross_;
-	std::vector<char> repaired_last_, given_up_;
 
 	/* the best run, then the result */
 	bool		have_best_ = false;
@@ -130,7 +147,8 @@ private:
 
 KernelLoop::KernelLoop(const float *x, int64_t n, int32_t d, const pgkm_options &opt,
 					   pgkm_interrupt_fn interrupt, void *interrupt_ctx)
-	: x_(x), n_(n), d_(d), opt_(opt)
+	: x_(x), n_(n), d_(d), opt_(opt), units_(opt.shift, opt.scale_log2, d),
+	  scaled_distances_(opt.kernel == PGKM_KERNEL_LINEAR)
 {
 	if (opt.init == PGKM_INIT_GIVEN)
 	{
@@ -147,6 +165,7 @@ KernelLoop::KernelLoop(const float *x, int64_t n, int32_t d, const pgkm_options 
 	opt_.initial_labels = nullptr;
 	opt_.initial_centroids = nullptr;
 	opt_.gpu_plugin_path = nullptr;
+	opt_.shift = nullptr;		/* kept in units_ */
 	if (opt.device == PGKM_DEVICE_GPU)
 		throw EngineError(PGKM_ERR_GPU_UNAVAILABLE,
 						  "the GPU engine does not run kernel k-means in this build");
@@ -156,7 +175,7 @@ KernelLoop::KernelLoop(const float *x, int64_t n, int32_t d, const pgkm_options 
 	const bool	stored = kernel_store_matrix(n, d, opt, threads);
 	pool_.reset(new ThreadPool(threads, interrupt, interrupt_ctx));
 	DataStats	stats = data_statistics(x, n, d, pool_.get());
-	params_ = KernelParams::from_options(opt, d);
+	params_ = KernelParams::from_options(opt, d).in_engine_units(opt.scale_log2);
 	dev_ = make_cpu_kernel_device(x, n, d, stats.mean.data(), params_, stored, opt.k, pool_.get());
 	const int32_t k = opt.k;
 	labels_.resize(n);
@@ -172,7 +191,8 @@ KernelLoop::KernelLoop(const float *x, int64_t n, int32_t d, const pgkm_options 
 void
 KernelLoop::fill_progress(pgkm_progress *p, int32_t iteration, double inertia, int64_t moved) const
 {
-	report_step(p, run_, iteration, inertia, moved, clock_.seconds());
+	report_step(p, run_, iteration, scaled_distances_ ? units_.squared(inertia) : inertia, moved,
+				clock_.seconds());
 }
 
 /*
@@ -226,15 +246,20 @@ KernelLoop::step_init(pgkm_progress *progress)
 		std::copy(given_.begin(), given_.end(), labels_.begin());
 	k_ = k;
 	count_sizes(labels_, k, sizes_);
-	init_labels_ = labels_;
 	step_ = 0;
 	iterations_ = 0;
 	repairs_ = 0;
+	fill_rounds_ = 0;
 	repaired_before_ = false;
 	converged_ = false;
 	final_pass_ = false;
-	repaired_last_.assign(k, 0);
-	given_up_.assign(k, 0);
+	if (std::find(sizes_.begin(), sizes_.begin() + k, 0) != sizes_.begin() + k)
+	{
+		/* a cluster without rows has no centroid to start from: one pass measures D, it takes a far row */
+		run_pass();
+		repairs_ += kernel_fill_empty(last_pass(), labels_, sizes_, true);
+	}
+	init_labels_ = labels_;
 	phase_ = Phase::Iterate;
 	fill_progress(progress, 0, potential, 0);
 }
@@ -273,43 +298,12 @@ KernelLoop::centroid_shift() const
 	return shift;
 }
 
-/*
- * Gives each empty cluster of new_labels_ the farthest row (see the file
- * comment); updates new_sizes_, returns the repairs made.
- */
-int32_t
-KernelLoop::repair_empty_clusters()
+/* The last pass, for the moves into empty clusters. */
+KernelPassView
+KernelLoop::last_pass() const
 {
-	int32_t		repairs = 0;
-	std::vector<char> repaired_now(k_, 0);
-	std::vector<char> taken;
-	for (int32_t c = 0; c < k_; c++)
-	{
-		if (new_sizes_[c] != 0 || given_up_[c])
-			continue;
-		if (repaired_last_[c])
-		{
-			given_up_[c] = 1;
-			continue;
-		}
-		if (taken.empty())
-			taken.assign(n_, 0);
-		int64_t		far = -1;
-		for (int64_t i = 0; i < n_; i++)
-			if (!taken[i] && new_sizes_[new_labels_[i]] >= 2 && dist2_[i] > 0 &&
-				(far < 0 || dist2_[i] > dist2_[far]))
-				far = i;
-		if (far < 0)
-			break;
-		new_sizes_[new_labels_[far]]--;
-		new_labels_[far] = c;
-		new_sizes_[c] = 1;
-		taken[far] = 1;
-		repaired_now[c] = 1;
-		repairs++;
-	}
-	repaired_last_.swap(repaired_now);
-	return repairs;
+	return KernelPassView {x_, n_, d_, k_, new_labels_.data(), dist2_.data(), dev_->diag(),
+						   norms_.data(), sizes_.data()};
 }
 
 void
@@ -320,7 +314,9 @@ KernelLoop::step_iterate(pgkm_progress *progress)
 	if (s >= 1 && tol_scaled_ > 0 && !repaired_before_ && centroid_shift() <= tol_scaled_)
 	{
 		/* converged on the shift: this pass was the final assignment against c^s */
-		end_run(s, true, progress);
+		iterations_ = s;
+		converged_ = true;
+		end_or_fill(progress);
 		return;
 	}
 	int64_t		moved = 0;
@@ -328,7 +324,7 @@ KernelLoop::step_iterate(pgkm_progress *progress)
 		moved += new_labels_[i] != labels_[i];
 	const double inertia = objective(dist2_);
 	count_sizes(new_labels_, k_, new_sizes_);
-	const int32_t repaired = repair_empty_clusters();
+	const int32_t repaired = kernel_fill_empty(last_pass(), new_labels_, new_sizes_, false);
 	repairs_ += repaired;
 	iterations_ = s + 1;
 	fill_progress(progress, iterations_, inertia, moved);
@@ -357,7 +353,38 @@ KernelLoop::step_final(pgkm_progress *progress)
 {
 	if (final_pass_)
 		run_pass();
-	end_run(iterations_, converged_, progress);
+	final_pass_ = false;
+	end_or_fill(progress);
+}
+
+/*
+ * new_labels_ is the final assignment against the centroids of labels_. A
+ * cluster empty in it moves to a far row and the assignment is made again
+ * from that partition (the next step), at most k times; then the run ends.
+ */
+void
+KernelLoop::end_or_fill(pgkm_progress *progress)
+{
+	count_sizes(new_labels_, k_, new_sizes_);
+	int32_t		unfilled = 0;
+	if (fill_rounds_ < k_)
+	{
+		const int32_t moved = kernel_fill_empty(last_pass(), new_labels_, new_sizes_, false);
+		if (moved > 0)
+		{
+			repairs_ += moved;
+			fill_rounds_++;
+			fill_progress(progress, iterations_, objective(dist2_), moved);
+			labels_.swap(new_labels_);
+			sizes_.swap(new_sizes_);
+			final_pass_ = true;
+			phase_ = Phase::Final;
+			return;
+		}
+	}
+	else if (!kernel_rows_for_empty(last_pass(), new_labels_, new_sizes_, false).empty())
+		unfilled = (int32_t) std::count(new_sizes_.begin(), new_sizes_.begin() + k_, 0);
+	end_run(unfilled, progress);
 }
 
 /*
@@ -366,19 +393,20 @@ KernelLoop::step_final(pgkm_progress *progress)
  * to the next run or finish.
  */
 void
-KernelLoop::end_run(int32_t iterations, bool converged, pgkm_progress *progress)
+KernelLoop::end_run(int32_t unfilled, pgkm_progress *progress)
 {
 	const double inertia = objective(dist2_);
-	fill_progress(progress, iterations, inertia, 0);
+	fill_progress(progress, iterations_, inertia, 0);
 	if (!have_best_ || inertia < best_.inertia)
 	{
 		have_best_ = true;
 		best_.k = k_;
 		best_.inertia = inertia;
-		best_.iterations = iterations;
-		best_.converged = converged;
+		best_.iterations = iterations_;
+		best_.converged = converged_;
 		best_.run = run_;
 		best_.repairs = repairs_;
+		best_.unfilled = unfilled;
 		best_.labels = new_labels_;
 		best_.dist = dist2_;
 		best_.members = labels_;
@@ -395,8 +423,8 @@ KernelLoop::end_run(int32_t iterations, bool converged, pgkm_progress *progress)
  * The result of the best run: clusters empty in its final labels dropped
  * and renumbered (their members become -1), input-space centroids (the
  * means of the final clusters) and initial centroids (the k-means++ seeds,
- * else the means of the initial partition; a cluster that started empty
- * gets zeros), per-cluster inertia, distances.
+ * else the means of the initial partition), per-cluster inertia,
+ * distances; all in the caller's units.
  */
 void
 KernelLoop::finish()
@@ -466,8 +494,8 @@ KernelLoop::finish()
 	cluster_inertia_.assign(kept, 0.0);
 	for (int64_t i = 0; i < n_; i++)
 		cluster_inertia_[b.labels[i]] += b.dist[i];
-	for (double &v : b.dist)
-		v = std::sqrt(v);
+	results_to_callers_units(units_, d, scaled_distances_, b.dist, cluster_inertia_, b.inertia,
+							 {&centers_, &init_centers_});
 
 	matrix_ = dev_->matrix();
 	detail_ = dev_->detail();
@@ -475,7 +503,7 @@ KernelLoop::finish()
 	kres_.members = b.members.data();
 	kres_.member_sizes = b.member_sizes.data();
 	kres_.centroid_norms = b.norms.data();
-	kres_.gamma = params_.gamma;
+	kres_.gamma = params_.table_gamma;
 	kres_.matrix = matrix_.c_str();
 	kres_.matrix_s = dev_->build_seconds();
 	std::vector<int32_t>().swap(labels_);
@@ -515,6 +543,7 @@ KernelLoop::result(pgkm_result *out) const
 	out->converged = b.converged ? 1 : 0;
 	out->best_run = b.run;
 	out->empty_cluster_repairs = b.repairs;
+	out->unfilled_clusters = b.unfilled;
 	out->elapsed_s = elapsed_;
 	out->device = "cpu";
 	out->device_detail = detail_.c_str();

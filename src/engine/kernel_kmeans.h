@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace pgkm
 {
@@ -62,6 +63,32 @@ bool		kernel_store_matrix(int64_t n, int32_t d, const pgkm_options &opt, int thr
 int32_t		kernel_kmeanspp(KernelDevice *dev, int64_t n, int32_t k, uint64_t seed,
 							ThreadPool *pool, int64_t *seeds, int32_t *labels,
 							double *potential);
+
+/* What a pass from a partition leaves for the moves into empty clusters. */
+struct KernelPassView
+{
+	const float *x;				/* n x d: the rows */
+	int64_t		n;
+	int32_t		d;
+	int32_t		k;
+	const int32_t *labels;		/* n: each row's nearest cluster */
+	const double *dist2;		/* n: D there */
+	const double *diag;			/* n: K_ii */
+	const double *norms;		/* k: C_c of the partition the pass was from */
+	const int64_t *sizes;		/* k: its cluster sizes */
+};
+
+/*
+ * The rows the clusters empty in part (sizes: part's cluster sizes) move to
+ * after the pass p, in cluster order (kernel_relocate.cpp); keep_donors:
+ * each leaving a cluster of part that keeps a row.
+ */
+std::vector<int64_t> kernel_rows_for_empty(const KernelPassView &p, const std::vector<int32_t> &part,
+										   std::vector<int64_t> sizes, bool keep_donors);
+
+/* Moves kernel_rows_for_empty into those clusters of part (sizes updated); returns the rows moved. */
+int32_t		kernel_fill_empty(const KernelPassView &p, std::vector<int32_t> &part,
+							  std::vector<int64_t> &sizes, bool keep_donors);
 
 }							/* namespace pgkm */
 

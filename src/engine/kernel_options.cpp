@@ -20,7 +20,6 @@ void
 validate_kernel_options(int64_t n, int32_t d, const pgkm_options &o)
 {
 	(void) n;
-	(void) d;
 	if (o.kernel < PGKM_KERNEL_LINEAR || o.kernel > PGKM_KERNEL_SIGMOID)
 		throw EngineError(PGKM_ERR_INVALID, fmt("unknown kernel %d", o.kernel));
 	if (!(o.gamma >= 0) || std::isinf(o.gamma))
@@ -36,6 +35,14 @@ validate_kernel_options(int64_t n, int32_t d, const pgkm_options &o)
 		throw EngineError(PGKM_ERR_INVALID, "memory_limit must be >= 0");
 	if (o.init == PGKM_INIT_GIVEN && !o.initial_labels)
 		throw EngineError(PGKM_ERR_INVALID, "kernel k-means with init GIVEN needs initial_labels");
+	if (o.shift && KernelParams::from_options(o, d).needs_origin())
+		for (int32_t j = 0; j < d; j++)
+			if (o.shift[j] != 0)
+				throw EngineError(PGKM_ERR_INVALID,
+								  fmt("the %s kernel depends on the origin: its data must not be shifted "
+									  "(shift of feature %d is %g)",
+									  o.kernel == PGKM_KERNEL_POLYNOMIAL ? "polynomial" : "sigmoid", j,
+									  o.shift[j]));
 }
 
 /* Physical memory, for kernel_matrix AUTO without a memory_limit. */

@@ -41,13 +41,16 @@
  *   n_c = ||c'||^2 (1 + theta_d); dot = x'.c' + eta, |eta| <= gamma_d X C;
  *   v_c = (n_c - 2 dot)(1 + delta); C = max ||c'||; so, as in the issue,
  *   |v_c - (||c'||^2 - 2 x'.c')| <= gamma_{d+1} (||c'||^2 + 2 X ||c'||) + a_u
- *                                 <= gamma_{d+1} (2 C^2 + X^2) + a_u =: E
- * (2 X C <= X^2 + C^2), a_u = (2 d + 2) 2^-149. With L_c = v_c + X^2 - E and
- * U_b = v_b + X^2 + E, (ii) is v_c - v_b > (a - 1)(v_b + X^2) + (a + 1) E +
- * b Delta^2, and Delta^2 <= 2 u'^2 X^2 + 2 rho^2, so it holds when
- *   v_c - v_b > kv v_b + kx X^2 + k0,
- *   kv = a - 1,  kx = (a - 1) + (a + 1) gamma_{d+1} + 2 b u'^2,
- *   k0 = (a + 1)(2 gamma_{d+1} C^2 + a_u) + 2 b rho^2.
+ *                                 <= gamma_{d+1} (C^2 + 2 X C) + a_u =: E,
+ * a_u = (2 d + 2) 2^-149. With L_c = v_c + X^2 - E and U_b = v_b + X^2 + E,
+ * (ii) is v_c - v_b > (a - 1)(v_b + X^2) + (a + 1) E + b Delta^2, and
+ * Delta^2 <= 2 u'^2 X^2 + 2 rho^2, so it holds when
+ *   v_c - v_b > kv v_b + kx X^2 + kxc X + k0,
+ *   kv = a - 1,  kx = (a - 1) + 2 b u'^2,  kxc = 2 (a + 1) gamma_{d+1} C,
+ *   k0 = (a + 1)(gamma_{d+1} C^2 + a_u) + 2 b rho^2.
+ * X is kept apart (one square root per row) rather than bounding 2 X C by
+ * X^2 + C^2: centroids, being means, are often far shorter than rows, and
+ * at large d the gamma term dominates the whole bound.
  * X^2 itself is a float sum of d squares (any order): the true value is at
  * most fl(X^2) / (1 - gamma_d), which is what x2_up applies.
  *
@@ -135,8 +138,9 @@ GemmFormBound::set(const double *cent, const float *mean, const float *centc, co
 	const double up = U / (1 - U);
 	const double au = (2.0 * d + 2) * 0x1p-149;
 	kv = a - 1;
-	kx = (a - 1) + (a + 1) * g1 + 2 * b * up * up;
-	k0 = (a + 1) * (2 * g1 * c2 + au) + 2 * b * rho * rho;
+	kx = (a - 1) + 2 * b * up * up;
+	kxc = 2 * (a + 1) * g1 * std::sqrt(c2);
+	k0 = (a + 1) * (g1 * c2 + au) + 2 * b * rho * rho;
 	x2_up = (1 + SLACK) / (1 - gamma_f(d));
 	if (!(c2 <= HUGE_V))
 		k0 = std::numeric_limits<double>::infinity();

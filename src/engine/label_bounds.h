@@ -42,8 +42,9 @@ struct DirectFormBound
  */
 struct GemmFormBound
 {
-	double		kv = 0, kx = 0, k0 = 0;	/* centroid c may beat b only if */
-	double		x2_up = 0;		/* v_c - v_b <= kv v_b + kx X + k0, X = x2_up * fl(||x'||^2) */
+	/* centroid c may beat b only if v_c - v_b <= kv v_b + kx X^2 + kxc X + k0, X^2 = x2_up * fl(||x'||^2) */
+	double		kv = 0, kx = 0, kxc = 0, k0 = 0;
+	double		x2_up = 0;
 
 	/* From the fp64 centroids, the float centring vector, the float c' (k x d) and n_c. */
 	void		set(const double *cent, const float *mean, const float *centc, const float *cnorm,
@@ -54,7 +55,7 @@ struct GemmFormBound
 		const double vb = best, xx = (double) x2 * x2_up;
 		if (!(std::fabs(vb) <= BOUND_HUGE_V) || !(xx <= BOUND_HUGE_V) || !(k0 <= BOUND_HUGE_V))
 			return std::numeric_limits<double>::infinity();
-		const double g = kv * vb + kx * xx + k0;
+		const double g = kv * vb + kx * xx + kxc * std::sqrt(xx) + k0;
 		return vb + g * (1 + BOUND_SLACK) + std::fabs(vb) * BOUND_SLACK;
 	}
 };

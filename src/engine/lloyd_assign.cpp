@@ -213,6 +213,7 @@ public:
 		cent_.assign((size_t) kmax * d, 0.0);
 		centf_.assign((size_t) kmax * d, 0.0f);
 		centd_.assign((size_t) kmax * d, 0.0f);
+		centt_.assign((size_t) d * ((kmax + 7) / 8 * 8), 0.0f);
 		cnorm_.assign(kmax, 0.0f);
 		panels_.assign(panel_floats(kmax, d, kern_.cb), 0.0f);
 		cnorm_padded_.assign(padded_norms(kmax, kern_.cb), 0.0f);
@@ -228,14 +229,16 @@ private:
 		std::vector<float> a;	/* GEMM: the kernel's tile; direct: transposed row block */
 		std::vector<float> partial;	/* GEMM: the kernel's partial tile (d > ARGMIN_KC) */
 		std::vector<float> best, second, x2;	/* GEMM: per row of the chunk */
-		std::vector<float> xc;	/* GEMM: one centred row, decided in fp64 */
-		std::vector<int64_t> undecided;	/* direct: rows for fp64 */
+		std::vector<float> xc;	/* GEMM: centred rows decided in fp64, DECIDE_ROWS x d */
+		std::vector<float> vals;	/* GEMM: their float values, DECIDE_ROWS x kpad */
+		std::vector<int64_t> undecided;	/* rows for fp64 */
+		std::vector<double> lims;	/* GEMM: their limits */
 		std::vector<int32_t> cand;	/* centroids a row decides in fp64 */
 	};
 
 	int64_t		direct_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out);
 	int64_t		gemm_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out);
-	int32_t		gemm_decide(const float *xr, int32_t bi, double lim, Scratch &s) const;
+	void		gemm_decide(int64_t r0, const int64_t *rows, int32_t m, Scratch &s, int32_t *out) const;
 
 	const float *x_;
 	int32_t		d_;
@@ -245,6 +248,8 @@ private:
 	std::vector<double> cent_;	/* fp64 centroids, k x d: the exact labels */
 	std::vector<float> centf_;	/* GEMM: centred float centroids, k x d */
 	std::vector<float> centd_;	/* direct: float centroids, k x d */
+	std::vector<float> centt_;	/* GEMM: centf_ transposed, d x kpad (the fp64 decisions' search) */
+	int32_t		kpad_ = 0;		/* k rounded up to 8 */
 	std::vector<float> cnorm_;	/* GEMM: ||centred c||^2 */
 	std::vector<float> panels_;	/* GEMM: centf_ in the kernel's panel layout */
 	std::vector<float> cnorm_padded_;	/* GEMM: cnorm_, +inf past k */
@@ -276,6 +281,11 @@ LloydAssign::set_centroids(const double *centroids, int32_t k)
 	}
 	if (use_gemm(d, k))
 	{
+		kpad_ = (k + 7) / 8 * 8;
+		std::fill(centt_.begin(), centt_.end(), 0.0f);
+		for (int32_t c = 0; c < k; c++)
+			for (int32_t j = 0; j < d; j++)
+				centt_[(size_t) j * kpad_ + c] = centf_[(size_t) c * d + j];
 		pack_panels(centf_.data(), cnorm_.data(), k, d, kern_.cb, panels_.data(),
 					cnorm_padded_.data());
 		gemm_bound_.set(centroids, meanf_.data(), centf_.data(), cnorm_.data(), k, d);
@@ -318,28 +328,63 @@ LloydAssign::direct_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out)
 }
 
 /*
- * The exact label of row xr among the kernel's argmin bi and every centroid
- * whose float value, recomputed here in another order (the bound holds for
- * any), is not above lim (NaN included).
+ * Float values v_c = n_c - 2 x'.c' of m <= DECIDE_ROWS centred rows (xc,
+ * m x d) against every centroid, lanes across centroids (ct: d x kp, c'
+ * transposed), the rows sharing each load of ct. Another order than the
+ * kernel's: the bound holds for any.
  */
-int32_t
-LloydAssign::gemm_decide(const float *xr, int32_t bi, double lim, Scratch &s) const
+static constexpr int DECIDE_ROWS = 4;
+
+PGKM_TARGET_CLONES static void
+decide_values(const float *xc, int m, int32_t d, const float *ct, int32_t kp, const float *cn,
+			  int32_t k, float *vals)
+{
+	std::fill(vals, vals + (size_t) m * kp, 0.0f);
+	for (int32_t j = 0; j < d; j++)
+	{
+		const float *cj = ct + (size_t) j * kp;
+		for (int r = 0; r < m; r++)
+		{
+			const float xj = xc[(size_t) r * d + j];
+			float	   *v = vals + (size_t) r * kp;
+			for (int32_t c = 0; c < kp; c++)
+				v[c] += xj * cj[c];
+		}
+	}
+	for (int r = 0; r < m; r++)
+		for (int32_t c = 0; c < k; c++)
+			vals[(size_t) r * kp + c] = cn[c] - 2.0f * vals[(size_t) r * kp + c];
+}
+
+/*
+ * The exact labels of rows r0 + rows[0..m) (m <= DECIDE_ROWS): for each,
+ * among the kernel's argmin and every centroid whose float value is not
+ * above the row's limit (NaN included), in fp64.
+ */
+void
+LloydAssign::gemm_decide(int64_t r0, const int64_t *rows, int32_t m, Scratch &s, int32_t *out) const
 {
 	const int32_t d = d_, k = k_;
-	s.xc.resize(d);
-	for (int32_t j = 0; j < d; j++)
-		s.xc[j] = xr[j] - meanf_[j];
-	s.cand.clear();
-	for (int32_t c = 0; c < k; c++)
+	s.xc.resize((size_t) DECIDE_ROWS * d);
+	s.vals.resize((size_t) DECIDE_ROWS * kpad_);
+	for (int32_t r = 0; r < m; r++)
 	{
-		const float *cc = centf_.data() + (size_t) c * d;
-		float		dot = 0;
+		const float *xr = x_ + (r0 + rows[r]) * d;
 		for (int32_t j = 0; j < d; j++)
-			dot += s.xc[j] * cc[j];
-		if (c == bi || !((double) (cnorm_[c] - 2.0f * dot) > lim))
-			s.cand.push_back(c);
+			s.xc[(size_t) r * d + j] = xr[j] - meanf_[j];
 	}
-	return nearest_exact(xr, cent_.data(), d, s.cand.data(), (int32_t) s.cand.size());
+	decide_values(s.xc.data(), m, d, centt_.data(), kpad_, cnorm_.data(), k, s.vals.data());
+	for (int32_t r = 0; r < m; r++)
+	{
+		const int64_t row = rows[r];
+		const float *v = s.vals.data() + (size_t) r * kpad_;
+		s.cand.clear();
+		for (int32_t c = 0; c < k; c++)
+			if (c == out[row] || !((double) v[c] > s.lims[row]))
+				s.cand.push_back(c);
+		out[row] = nearest_exact(x_ + (r0 + row) * d, cent_.data(), d, s.cand.data(),
+								 (int32_t) s.cand.size());
+	}
 }
 
 /*
@@ -364,16 +409,18 @@ LloydAssign::gemm_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out)
 	kern_.run(a);
 	if (!exact_labels.load(std::memory_order_relaxed))
 		return 0;
-	int64_t		rechecked = 0;
+	int64_t		m = 0;
+	s.undecided.resize(rows);
+	s.lims.resize(rows);
 	for (int64_t r = 0; r < rows; r++)
 	{
-		const double lim = gemm_bound_.limit(s.best[r], s.x2[r]);
-		if ((double) s.second[r] > lim)
-			continue;
-		out[r] = gemm_decide(x_ + (r0 + r) * d, out[r], lim, s);
-		rechecked++;
+		s.lims[r] = gemm_bound_.limit(s.best[r], s.x2[r]);
+		if (!((double) s.second[r] > s.lims[r]))
+			s.undecided[m++] = r;
 	}
-	return rechecked;
+	for (int64_t u = 0; u < m; u += DECIDE_ROWS)
+		gemm_decide(r0, s.undecided.data() + u, (int32_t) std::min<int64_t>(DECIDE_ROWS, m - u), s, out);
+	return m;
 }
 
 std::unique_ptr<CpuAssign>

@@ -34,7 +34,8 @@ typedef enum pgkm_status
 	PGKM_ERR_NOMEM = 4,			/* host or device allocation failed */
 	PGKM_ERR_GPU_UNAVAILABLE = 5,	/* device=gpu but no usable GPU engine */
 	PGKM_ERR_GPU = 6,			/* a CUDA error during a GPU run */
-	PGKM_ERR_INTERNAL = 7		/* anything else (a bug) */
+	PGKM_ERR_INTERNAL = 7,		/* anything else (a bug) */
+	PGKM_ERR_RANGE = 8			/* a result beyond double precision's range */
 } pgkm_status;
 
 typedef enum pgkm_init_method
@@ -51,9 +52,18 @@ typedef enum pgkm_device
 	PGKM_DEVICE_GPU = 2
 } pgkm_device;
 
+/*
+ * Every method gives the same labels, centroids, iterations and inertia
+ * (Lloyd's); they differ in the distance computations they skip.
+ */
 typedef enum pgkm_method
 {
-	PGKM_METHOD_LLOYD = 0,
+	PGKM_METHOD_LLOYD = 0,		/* every row against every centroid */
+	PGKM_METHOD_ELKAN = 1,		/* k lower bounds per row (n x k floats) */
+	PGKM_METHOD_HAMERLY = 2,	/* one upper and one lower bound per row */
+	PGKM_METHOD_YINYANG = 3,	/* one lower bound per group of 16 centroids */
+	PGKM_METHOD_SORT = 4,		/* Wu & Hong's sorted inter-centroid distances, no bounds kept */
+	PGKM_METHOD_AUTO = 5		/* picks one from the shape and memory, measures, switches */,
 	PGKM_METHOD_KERNEL = 16		/* kernel k-means (kernel_kmeans.cpp): a
 								 * different objective, apart from Lloyd's
 								 * exact variants */
@@ -76,6 +86,9 @@ typedef enum pgkm_kernel_matrix
 	PGKM_KMATRIX_RECOMPUTED = 2 /* tiles recomputed from the data every pass */
 } pgkm_kernel_matrix;
 
+/* The largest |pgkm_options.scale_log2|: any double's exponent range twice over. */
+#define PGKM_MAX_SCALE_LOG2 2200
+
 typedef struct pgkm_options
 {
 	int32_t		k;
@@ -94,14 +107,29 @@ typedef struct pgkm_options
 	const char *gpu_plugin_path;	/* full path of pg_kmeans_cuda.so, or NULL */
 	int64_t		gpu_memory_limit;	/* bytes; 0 = whatever the device allows */
 
+	/*
+	 * How the float32 data x was made from the caller's values X:
+	 * x[i][j] = float((X[i][j] - shift[j]) * 2^scale_log2), shift d values
+	 * (NULL: all 0). initial_centroids and every result (centroids,
+	 * distances, inertia) are in X's units, converted in fp64. The
+	 * engine's float32 kernels need max |x| <= 2^60 / sqrt(12 d): larger
+	 * data is an error (scale it down). Kernel k-means takes gamma in X's
+	 * units too; its polynomial and sigmoid kernels depend on the origin,
+	 * so their shift must be NULL or all 0.
+	 */
+	const double *shift;
+	int32_t		scale_log2;		/* within +-PGKM_MAX_SCALE_LOG2 */
+
 	/* method KERNEL only (the defaults are scikit-learn's) */
 	int32_t		kernel;			/* pgkm_kernel (default RBF) */
 	double		gamma;			/* > 0; 0 = 1 / d */
 	double		coef0;			/* polynomial and sigmoid (default 1) */
 	int32_t		degree;			/* polynomial, >= 1 (default 3) */
 	int32_t		kernel_matrix;	/* pgkm_kernel_matrix */
-	int64_t		memory_limit;	/* host bytes the engine may allocate, which
-								 * kernel_matrix AUTO decides by; 0 = no limit */
+	int64_t		memory_limit;	/* host bytes the engine may allocate (the
+								 * caller's data buffer not counted): method
+								 * AUTO keeps its bounds and kernel_matrix AUTO
+								 * its K within it; 0 = no limit */
 	const int32_t *initial_labels;	/* n labels in 0..k-1, for INIT_GIVEN */
 } pgkm_options;
 
@@ -115,6 +143,9 @@ typedef struct pgkm_progress
 	double		inertia;		/* sum of squared distances at this step */
 	int64_t		moved;			/* points whose label changed */
 	double		elapsed_s;		/* since pgkm_run_create */
+	int64_t		distance_computations;	/* of this step's assignment (n x k
+										 * for Lloyd); 0 at init */
+	int32_t		method;			/* pgkm_method of this step (AUTO resolved) */
 } pgkm_progress;
 
 /*
@@ -144,8 +175,11 @@ typedef struct pgkm_result
 	int64_t		n;
 	int32_t		d;
 	int32_t		k;				/* clusters returned; < k_requested only when
-								 * the data has fewer distinct points */
+								 * the data (as float32; for method KERNEL in
+								 * the kernel's feature space) has only k
+								 * distinct points, or unfilled_clusters > 0 */
 	int32_t		k_requested;
+	/* All in the caller's units (pgkm_options.shift, scale_log2). */
 	const double *centroids;	/* k x d */
 	const double *initial_centroids;	/* k x d, of the winning run */
 	const int32_t *labels;		/* n, in 0..k-1 */
@@ -157,13 +191,26 @@ typedef struct pgkm_result
 	int32_t		iterations;		/* of the winning run */
 	int32_t		converged;
 	int32_t		best_run;
-	int32_t		empty_cluster_repairs;	/* times an empty cluster was split */
+	int32_t		empty_cluster_repairs;	/* empty clusters split or moved to a row */
+	int32_t		unfilled_clusters;	/* dropped although rows stayed apart from
+									 * every centroid: only the GPU's float32
+									 * labels can do that for Lloyd; kernel
+									 * k-means after k rounds of moves */
 	double		elapsed_s;
 	const char *device;			/* "cpu" or "gpu" */
 	const char *device_detail;	/* e.g. "NVIDIA H100 80GB HBM3" or "8 threads" */
 	const char *fallback_reason;	/* device=auto that fell back to CPU: why; else "" */
+	const char *method_used;	/* the method that ran, e.g. "yinyang"; for
+								 * AUTO what it chose, e.g. "yinyang, then
+								 * lloyd from iteration 4" */
+	int64_t		distance_computations;	/* of every assignment pass of every run */
+	int64_t		distance_computations_lloyd;	/* what Lloyd would have
+												 * computed: n x k per pass */
 	const struct pgkm_kernel_result *kernel;	/* method KERNEL, else NULL */
 } pgkm_result;
+
+/* The SQL name of a method ("lloyd", "elkan", ...), NULL if unknown. */
+const char *pgkm_method_name(int32_t method);
 
 /*
  * What kernel k-means adds to a result. Its clusters have no centroid
@@ -178,8 +225,10 @@ typedef struct pgkm_kernel_result
 	const int32_t *members;		/* n: cluster in 0..k-1, or -1 for a row of a
 								 * cluster that was dropped (empty at the end) */
 	const int64_t *member_sizes;	/* k: rows with members[i] == c */
-	const double *centroid_norms;	/* k: ||c||^2 in feature space */
-	double		gamma;			/* the gamma used (the 1 / d default resolved) */
+	const double *centroid_norms;	/* k: ||c||^2 in feature space, in the engine's
+									 * units (2^2e times the caller's for linear) */
+	double		gamma;			/* the gamma used, in the caller's units (the 1 / d
+								 * default resolved) */
 	const char *matrix;			/* "stored" or "recomputed" */
 	double		matrix_s;		/* seconds building K (0 when recomputed) */
 } pgkm_kernel_result;
@@ -199,18 +248,30 @@ int64_t		pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt);
 int			pgkm_gpu_available(const char *plugin_path, char *info, size_t infolen);
 
 /*
- * Kernel k-means prediction against a stored partition: the row x (d fp64)
- * goes to the cluster whose feature-space centroid is nearest,
+ * Kernel k-means prediction against a stored partition: the row x (d fp64,
+ * in the caller's units) goes to the cluster whose feature-space centroid is
+ * nearest,
  *   argmin_c  K(x,x) - 2/|c| sum_{l in c} K(x, rows_l) + norms[c],
  * lowest index on ties, computed in fp64 over the n training rows (n x d,
- * members[l] in 0..k-1 or -1 = no cluster). Returns the cluster and its
- * squared feature-space distance in *dist2, or -1 on bad arguments.
+ * members[l] in 0..k-1 or -1 = no cluster). rows and norms are the fit's,
+ * in its engine units (the float32 data and pgkm_kernel_result.centroid_norms);
+ * kernel holds the fit's kernel, gamma, coef0, degree, shift and scale_log2,
+ * which x is brought into. Returns the cluster and its squared feature-space
+ * distance in *dist2; -1 on bad arguments; -2 when a distance is not finite
+ * (x so far out that its kernel values overflow double).
  */
 int32_t		pgkm_kernel_nearest(const pgkm_options *kernel, const float *rows,
 								const int32_t *members, int64_t n, int32_t d, int32_t k,
 								const double *norms, const double *x, double *dist2);
 
-/* Index of the nearest centroid (squared Euclidean, fp64); *dist2 if non-NULL. */
+/*
+ * Index of the centroid nearest to x (Euclidean), the lowest index on
+ * exact ties, for any finite values: centroids are compared pairwise by
+ * sum_j (a_j - b_j)(a_j + b_j - 2 x_j) with power-of-two scaling, so no
+ * intermediate overflows and no common term hides the difference. *dist2
+ * (if non-NULL): the squared distance, +Infinity only when it exceeds
+ * double's range. -1 for bad arguments.
+ */
 int32_t		pgkm_nearest(const double *centroids, int32_t k, int32_t d,
 						 const double *x, double *dist2);
 

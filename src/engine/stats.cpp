@@ -4,6 +4,7 @@
 #include "stats.h"
 #include "errors.h"
 #include "thread_pool.h"
+#include "units.h"
 #include "util.h"
 
 #include <algorithm>
@@ -41,20 +42,21 @@ chunk_column_sums(const float *x, int64_t n, int32_t d, ThreadPool *pool,
 }
 
 /*
- * Two parallel passes over the data: the first rejects NaN/Inf and sums the
- * columns for the means, the second sums squared deviations for the mean
+ * Two parallel passes over the data: the first rejects NaN/Inf and values
+ * beyond max_safe_abs(d) (units.h) and sums the columns for the means, the second sums squared deviations for the mean
  * per-feature variance (fp64, per-chunk partials reduced in chunk order).
  */
 DataStats
 data_statistics(const float *x, int64_t n, int32_t d, ThreadPool *pool)
 {
 	const int64_t nchunks = (n + STATS_CHUNK - 1) / STATS_CHUNK;
+	const float limit = (float) max_safe_abs(d);
 	std::vector<double> part((size_t) nchunks * d);
 	std::vector<int64_t> bad(nchunks, -1);
 	chunk_column_sums(x, n, d, pool, part, nchunks, [&](const float *xi, int64_t i, int64_t ch, double *p) {
 		for (int32_t j = 0; j < d; j++)
 		{
-			if (!std::isfinite(xi[j]))
+			if (!(std::fabs(xi[j]) <= limit))	/* NaN and infinity too */
 			{
 				bad[ch] = i * d + j;
 				return false;
@@ -68,6 +70,10 @@ data_statistics(const float *x, int64_t n, int32_t d, ThreadPool *pool)
 		{
 			int64_t		row = bad[ch] / d;
 			int32_t		col = (int32_t) (bad[ch] % d);
+			if (std::isfinite(x[bad[ch]]))
+				throw EngineError(PGKM_ERR_INVALID,
+								  fmt("row %lld (0-based) feature %d (0-based) is %g, beyond the %g that single-precision distances of %d features allow; pass the data scaled down (pgkm_options.scale_log2)",
+									  (long long) row, col, (double) x[bad[ch]], (double) limit, d));
 			throw EngineError(PGKM_ERR_INVALID,
 							  fmt("row %lld (0-based) feature %d (0-based) is %s; NaN and infinite values cannot be clustered",
 								  (long long) row, col, nonfinite_name(x[bad[ch]])));

@@ -20,8 +20,9 @@ struct DataStats
 
 /*
  * Column means and the mean per-feature variance of x (n x d float32), in
- * fp64, the same for any thread count. Rejects NaN and infinite values with
- * an EngineError naming the first bad row and feature.
+ * fp64, the same for any thread count. Rejects NaN, infinite values and
+ * values beyond max_safe_abs(d) with an EngineError naming the first bad
+ * row and feature.
  */
 DataStats	data_statistics(const float *x, int64_t n, int32_t d, ThreadPool *pool);
 

@@ -32,6 +32,25 @@ blobs(int64_t n, int32_t d, int centers, uint64_t seed, double spread, double bo
 	return x;
 }
 
+std::vector<float>
+wu_hong_blobs(int64_t n, int32_t d, int centers, double sigma2, uint64_t seed)
+{
+	std::mt19937_64 g(seed);
+	std::uniform_real_distribution<double> u(0.0, 1.0);
+	std::normal_distribution<double> z(0, std::sqrt(sigma2));
+	std::vector<double> c((size_t) centers * d);
+	for (auto &v : c)
+		v = u(g);
+	std::vector<float> x((size_t) n * d);
+	for (int64_t i = 0; i < n; i++)
+	{
+		const double *ci = &c[(size_t) (i % centers) * d];
+		for (int32_t j = 0; j < d; j++)
+			x[(size_t) i * d + j] = (float) (ci[j] + z(g));
+	}
+	return x;
+}
+
 std::vector<double>
 pick_rows(const std::vector<float> &x, int32_t d, int k, uint64_t seed)
 {
@@ -49,6 +68,16 @@ pick_rows(const std::vector<float> &x, int32_t d, int k, uint64_t seed)
 			c.push_back(x[(size_t) i * d + j]);
 	}
 	return c;
+}
+
+uint64_t
+fnv1a(const void *p, size_t len)
+{
+	uint64_t	h = 1469598103934665603ULL;
+	const unsigned char *b = (const unsigned char *) p;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
 }
 
 std::vector<float>

@@ -5,6 +5,7 @@
 #ifndef PGKM_TEST_BLOBS_H
 #define PGKM_TEST_BLOBS_H
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -21,8 +22,19 @@ namespace pgkm_test
 std::vector<float> blobs(int64_t n, int32_t d, int centers, uint64_t seed, double spread = 1.5,
 						 double box = 5.0, std::vector<double> *centres_out = nullptr);
 
+/*
+ * Wu & Hong's generator (seed 003 of the project notes, section 4): `centers`
+ * centres uniform in the unit cube [0, 1]^d, n / centers rows around each
+ * with N(0, sigma2) per feature; row i belongs to centre i % centers (no
+ * locality in the row order).
+ */
+std::vector<float> wu_hong_blobs(int64_t n, int32_t d, int centers, double sigma2, uint64_t seed);
+
 /* k distinct row indices of x picked with a fixed generator, copied as fp64 centroids (k x d). */
 std::vector<double> pick_rows(const std::vector<float> &x, int32_t d, int k, uint64_t seed);
+
+/* FNV-1a of len bytes: the benchmarks print it so that two builds' outputs can be compared. */
+uint64_t	fnv1a(const void *p, size_t len);
 
 /*
  * Two concentric rings in the plane (scikit-learn's make_circles shape):

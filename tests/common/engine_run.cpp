@@ -26,6 +26,7 @@ copy_result(const pgkm_result &res, int32_t d, EngineResult &r)
 	r.iterations = res.iterations;
 	r.converged = res.converged;
 	r.repairs = res.empty_cluster_repairs;
+	r.unfilled = res.unfilled_clusters;
 	r.best_run = res.best_run;
 	r.inertia = res.inertia;
 	r.centroids.assign(res.centroids, res.centroids + (size_t) res.k * d);
@@ -37,6 +38,9 @@ copy_result(const pgkm_result &res, int32_t d, EngineResult &r)
 	r.device = res.device;
 	r.detail = res.device_detail;
 	r.fallback = res.fallback_reason;
+	r.method_used = res.method_used;
+	r.distance_computations = res.distance_computations;
+	r.distance_computations_lloyd = res.distance_computations_lloyd;
 	if (const pgkm_kernel_result *kr = res.kernel)
 	{
 		r.kernel_init_labels.assign(kr->initial_labels, kr->initial_labels + n);

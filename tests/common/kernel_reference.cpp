@@ -62,7 +62,8 @@ ref_kernel_distances(const std::vector<double> &K, int64_t n, const std::vector<
 {
 	std::vector<std::vector<int64_t>> rows(k);
 	for (int64_t i = 0; i < n; i++)
-		rows[labels[i]].push_back(i);
+		if (labels[i] >= 0)
+			rows[labels[i]].push_back(i);
 	std::vector<double> D((size_t) n * k, std::numeric_limits<double>::infinity());
 	for (int32_t c = 0; c < k; c++)
 	{
@@ -115,44 +116,6 @@ assign(const std::vector<double> &D, int64_t n, int32_t k, std::vector<int32_t> 
 	}
 }
 
-/* The documented repair: each empty cluster takes the farthest row of a cluster of >= 2 rows. */
-static int
-repair(std::vector<int32_t> &labels, const std::vector<double> &dist2, int32_t k,
-	   std::vector<char> &repaired_last, std::vector<char> &given_up)
-{
-	const int64_t n = (int64_t) labels.size();
-	std::vector<int64_t> size(k, 0);
-	for (int32_t l : labels)
-		size[l]++;
-	std::vector<char> now(k, 0), taken(n, 0);
-	int			repairs = 0;
-	for (int32_t c = 0; c < k; c++)
-	{
-		if (size[c] != 0 || given_up[c])
-			continue;
-		if (repaired_last[c])
-		{
-			given_up[c] = 1;
-			continue;
-		}
-		int64_t		far = -1;
-		for (int64_t i = 0; i < n; i++)
-			if (!taken[i] && size[labels[i]] >= 2 && dist2[i] > 0 &&
-				(far < 0 || dist2[i] > dist2[far]))
-				far = i;
-		if (far < 0)
-			break;
-		size[labels[far]]--;
-		labels[far] = c;
-		size[c] = 1;
-		taken[far] = 1;
-		now[c] = 1;
-		repairs++;
-	}
-	repaired_last.swap(now);
-	return repairs;
-}
-
 static std::vector<int32_t>
 rows_of(const std::vector<int32_t> &labels, int32_t c)
 {
@@ -163,10 +126,104 @@ rows_of(const std::vector<int32_t> &labels, int32_t c)
 	return r;
 }
 
-RefKernelResult
-ref_kernel_kmeans(const std::vector<double> &K, int64_t n, int32_t d, std::vector<int32_t> init,
-				  int32_t k, int max_iter, double tol)
+/* A pass from the partition L: the argmin, D at it, and what the apart test needs. */
+struct Pass
 {
+	std::vector<int32_t> labels;
+	std::vector<double> dist2, norm;	/* norm: ||c||^2 of L's clusters */
+	std::vector<int64_t> size;	/* of L's clusters */
+};
+
+static Pass
+pass_from(const std::vector<double> &K, int64_t n, const std::vector<int32_t> &L, int32_t k)
+{
+	Pass		p;
+	p.labels.resize(n);
+	p.dist2.resize(n);
+	p.norm.assign(k, 0.0);
+	p.size.assign(k, 0);
+	assign(ref_kernel_distances(K, n, L, k), n, k, p.labels, p.dist2);
+	for (int32_t c = 0; c < k; c++)
+	{
+		auto		rows = rows_of(L, c);
+		p.size[c] = (int64_t) rows.size();
+		for (int32_t a : rows)
+			for (int32_t b : rows)
+				p.norm[c] += K[(size_t) a * n + b] / ((double) rows.size() * (double) rows.size());
+	}
+	return p;
+}
+
+/*
+ * The documented move into empty clusters after pass p: each cluster empty
+ * in part, in index order, takes the next row by D (largest first, lowest
+ * row on ties) that is apart from its centroid (D above the rounding of a
+ * cluster of equal rows) and differs from the rows already taken;
+ * keep_donors (the initial partition): and leaves a cluster of part that
+ * keeps a row. Returns the rows moved.
+ */
+static int
+fill_empty(std::vector<int32_t> &part, const Pass &p, const std::vector<double> &K,
+		   const std::vector<float> &x, int32_t d, int32_t k, bool keep_donors)
+{
+	const int64_t n = (int64_t) part.size();
+	std::vector<int64_t> size(k, 0);
+	for (int32_t l : part)
+		size[l]++;
+	std::vector<int64_t> order;
+	for (int64_t i = 0; i < n; i++)
+	{
+		const int32_t c = p.labels[i];
+		const double bound = (std::fabs(K[(size_t) i * n + i]) + std::fabs(p.norm[c])) *
+			((double) p.size[c] + 4) * 0x1p-52;
+		if (p.dist2[i] > bound)
+			order.push_back(i);
+	}
+	std::stable_sort(order.begin(), order.end(),
+					 [&](int64_t a, int64_t b) { return p.dist2[a] > p.dist2[b]; });
+	std::vector<int32_t> empty;	/* those of the partition given, not those a move empties */
+	for (int32_t c = 0; c < k; c++)
+		if (size[c] == 0)
+			empty.push_back(c);
+	std::vector<int64_t> taken;
+	int			moved = 0;
+	size_t		next = 0;
+	for (int32_t c : empty)
+	{
+		for (; next < order.size(); next++)
+		{
+			const int64_t r = order[next];
+			bool		dup = false;
+			for (int64_t t : taken)
+				dup = dup || std::equal(&x[r * d], &x[r * d] + d, &x[t * d]);
+			if (dup || (keep_donors && size[part[r]] < 2))
+				continue;
+			size[part[r]]--;
+			part[r] = c;
+			size[c] = 1;
+			taken.push_back(r);
+			moved++;
+			next++;
+			break;
+		}
+	}
+	return moved;
+}
+
+static bool
+has_empty(const std::vector<int32_t> &labels, int32_t k)
+{
+	std::vector<char> used(k, 0);
+	for (int32_t l : labels)
+		used[l] = 1;
+	return std::find(used.begin(), used.end(), 0) != used.end();
+}
+
+RefKernelResult
+ref_kernel_kmeans(const std::vector<double> &K, const std::vector<float> &x, int32_t d,
+				  std::vector<int32_t> init, int32_t k, int max_iter, double tol)
+{
+	const int64_t n = (int64_t) x.size() / d;
 	double		trace = 0, sum = 0;
 	for (int64_t i = 0; i < n; i++)
 	{
@@ -176,14 +233,15 @@ ref_kernel_kmeans(const std::vector<double> &K, int64_t n, int32_t d, std::vecto
 	}
 	const double tol_s = tol * std::max(0.0, trace / n - sum / ((double) n * n)) / d;
 	RefKernelResult r;
-	std::vector<int32_t> L = init, prev, next(n);
-	std::vector<double> dist2(n);
-	std::vector<char> repaired_last(k, 0), given_up(k, 0);
+	if (has_empty(init, k))
+		r.repairs += fill_empty(init, pass_from(K, n, init, k), K, x, d, k, true);
+	r.init = init;
+	std::vector<int32_t> L = init, prev;
+	Pass		p;
 	bool		repaired_before = false;
 	for (int s = 0;; s++)
 	{
-		std::vector<double> D = ref_kernel_distances(K, n, L, k);
-		assign(D, n, k, next, dist2);
+		p = pass_from(K, n, L, k);
 		if (s >= 1 && tol_s > 0 && !repaired_before)
 		{
 			double		shift = 0;
@@ -202,8 +260,9 @@ ref_kernel_kmeans(const std::vector<double> &K, int64_t n, int32_t d, std::vecto
 		}
 		int64_t		moved = 0;
 		for (int64_t i = 0; i < n; i++)
-			moved += next[i] != L[i];
-		int			rep = repair(next, dist2, k, repaired_last, given_up);
+			moved += p.labels[i] != L[i];
+		std::vector<int32_t> next = p.labels;
+		int			rep = fill_empty(next, p, K, x, d, k, false);
 		r.repairs += rep;
 		r.iterations = s + 1;
 		if (rep == 0 && moved == 0)
@@ -216,15 +275,31 @@ ref_kernel_kmeans(const std::vector<double> &K, int64_t n, int32_t d, std::vecto
 		repaired_before = rep > 0;
 		if (r.iterations >= max_iter)
 		{
-			D = ref_kernel_distances(K, n, L, k);
-			assign(D, n, k, next, dist2);
+			p = pass_from(K, n, L, k);
 			break;
 		}
 	}
-	r.labels = next;
+	/* the final assignment p.labels (against L): empty clusters move, the assignment is made again */
+	for (int round = 0; has_empty(p.labels, k); round++)
+	{
+		std::vector<int32_t> next = p.labels;
+		const int	rep = round < k ? fill_empty(next, p, K, x, d, k, false) : 0;
+		if (rep == 0)
+		{
+			std::vector<int32_t> probe = p.labels;
+			if (round >= k && fill_empty(probe, p, K, x, d, k, false) > 0)
+				for (int32_t c = 0; c < k; c++)
+					r.unfilled += rows_of(p.labels, c).empty();
+			break;
+		}
+		r.repairs += rep;
+		L = next;
+		p = pass_from(K, n, L, k);
+	}
+	r.labels = p.labels;
 	r.members = L;
-	r.dist2 = dist2;
-	for (double v : dist2)
+	r.dist2 = p.dist2;
+	for (double v : p.dist2)
 		r.inertia += std::max(v, 0.0);
 	return r;
 }

@@ -6,7 +6,8 @@
  * the centroid shift as the feature-space distance between the means of
  * two partitions, K in fp64 straight from the float rows. The loop follows
  * the documented semantics of kernel_kmeans.cpp (convergence, the final
- * assignment, the empty-cluster policy). Plain C++ (no test framework).
+ * assignment, the empty-cluster policy: the initial partition, every pass
+ * and the final assignment). Plain C++ (no test framework).
  */
 #ifndef PGKM_TEST_KERNEL_REFERENCE_H
 #define PGKM_TEST_KERNEL_REFERENCE_H
@@ -28,7 +29,7 @@ struct RefKernel
 /* K (n x n, fp64) of the float rows x (n x d). */
 std::vector<double> ref_kernel_matrix(const std::vector<float> &x, int32_t d, const RefKernel &p);
 
-/* D (n x k) from the partition labels; +infinity for an empty cluster. */
+/* D (n x k) from the partition labels (-1: a row in no cluster); +infinity for an empty cluster. */
 std::vector<double> ref_kernel_distances(const std::vector<double> &K, int64_t n,
 										 const std::vector<int32_t> &labels, int32_t k);
 
@@ -38,6 +39,7 @@ double		ref_feature_distance(const std::vector<double> &K, int64_t n,
 
 struct RefKernelResult
 {
+	std::vector<int32_t> init;	/* the starting partition, empty clusters filled */
 	std::vector<int32_t> labels;	/* final assignment */
 	std::vector<int32_t> members;	/* the partition it was assigned against */
 	std::vector<double> dist2;	/* D at each final label */
@@ -45,11 +47,16 @@ struct RefKernelResult
 	int			iterations = 0;
 	bool		converged = false;
 	int			repairs = 0;
+	int			unfilled = 0;	/* clusters left empty although rows are apart */
 };
 
-/* Kernel k-means from the initial partition init (labels in 0..k-1). */
-RefKernelResult ref_kernel_kmeans(const std::vector<double> &K, int64_t n, int32_t d,
-								  std::vector<int32_t> init, int32_t k, int max_iter, double tol);
+/*
+ * Kernel k-means of the float rows x (n x d, K their kernel matrix) from the
+ * initial partition init (labels in 0..k-1).
+ */
+RefKernelResult ref_kernel_kmeans(const std::vector<double> &K, const std::vector<float> &x,
+								  int32_t d, std::vector<int32_t> init, int32_t k, int max_iter,
+								  double tol);
 
 /* Adjusted Rand index of two labelings. */
 double		adjusted_rand_index(const std::vector<int32_t> &a, const std::vector<int32_t> &b);

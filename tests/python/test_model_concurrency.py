@@ -38,8 +38,9 @@ DECLARE
   c integer;
 BEGIN
   FOR i IN 1..800 LOOP
-    SELECT d INTO dd FROM kmeans_models WHERE model = 'refit';
-    c := kmeans_predict('refit', array_fill(1::float8, ARRAY[dd]));
+    -- one statement, one snapshot: d and the model predict uses agree
+    SELECT d, kmeans_predict('refit', array_fill(1::float8, ARRAY[d])) INTO dd, c
+    FROM kmeans_models WHERE model = 'refit';
     IF dd = 3 THEN
       RETURN;
     END IF;

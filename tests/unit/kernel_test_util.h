@@ -87,7 +87,7 @@ expect_matches_reference(const EngineResult &r, const std::vector<float> &x, int
 	const int64_t n = (int64_t) x.size() / d;
 	const int32_t k = o.k;
 	std::vector<double> K = ref_kernel_matrix(x, d, ref_params(o, d));
-	RefKernelResult ref = ref_kernel_kmeans(K, n, d, init, k, o.max_iter, o.tol);
+	RefKernelResult ref = ref_kernel_kmeans(K, x, d, init, k, o.max_iter, o.tol);
 	ASSERT_EQ(r.k, k) << "no cluster may be dropped in these cases";
 	double		scale = 0;
 	for (int64_t i = 0; i < n; i++)
@@ -96,7 +96,7 @@ expect_matches_reference(const EngineResult &r, const std::vector<float> &x, int
 	EXPECT_EQ(r.iterations, ref.iterations);
 	EXPECT_EQ(r.converged != 0, ref.converged);
 	EXPECT_EQ(r.repairs, ref.repairs);
-	ASSERT_EQ(r.kernel_init_labels, init);
+	ASSERT_EQ(r.kernel_init_labels, ref.init);
 	int64_t		label_diff = 0, member_diff = 0;
 	for (int64_t i = 0; i < n; i++)
 	{
@@ -131,6 +131,33 @@ expect_matches_reference(const EngineResult &r, const std::vector<float> &x, int
 	std::vector<double> means = cluster_means(x, d, ref.labels, k);
 	for (size_t i = 0; i < means.size(); i++)
 		EXPECT_NEAR(r.centroids[i], means[i], 1e-9 * (1 + std::fabs(means[i])));
+}
+
+/* Two runs that must be the same bit for bit (labels, partitions, distances, norms, progress). */
+inline void
+expect_same_run(const EngineResult &a, const EngineResult &b, const std::string &what)
+{
+	SCOPED_TRACE(what);
+	ASSERT_EQ(a.status, PGKM_DONE) << a.err;
+	ASSERT_EQ(b.status, PGKM_DONE) << b.err;
+	EXPECT_EQ(a.labels, b.labels);
+	EXPECT_EQ(a.kernel_members, b.kernel_members);
+	EXPECT_EQ(a.kernel_init_labels, b.kernel_init_labels);
+	EXPECT_EQ(a.iterations, b.iterations);
+	EXPECT_EQ(a.best_run, b.best_run);
+	EXPECT_EQ(a.dist, b.dist);
+	EXPECT_EQ(a.inertia, b.inertia);
+	EXPECT_EQ(a.cluster_inertia, b.cluster_inertia);
+	EXPECT_EQ(a.kernel_norms, b.kernel_norms);
+	EXPECT_EQ(a.kernel_gamma, b.kernel_gamma);
+	ASSERT_EQ(a.progress.size(), b.progress.size());
+	for (size_t i = 0; i < a.progress.size(); i++)
+	{
+		/* NaN: an init step that computes no potential (random or given labels) */
+		EXPECT_TRUE(a.progress[i].inertia == b.progress[i].inertia ||
+					(std::isnan(a.progress[i].inertia) && std::isnan(b.progress[i].inertia)))
+			<< "step " << i << ": " << a.progress[i].inertia << " vs " << b.progress[i].inertia;
+	}
 }
 
 /* A run from given initial labels. */

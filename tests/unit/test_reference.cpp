@@ -153,8 +153,9 @@ TEST(KnownAnswers, ClusterInertiaIsEachClustersSumOfSquaredDistances)
 	check(x, 3, run_engine(x, 3, o));
 	/*
 	 * 30 equal rows and a spread group; the second given centroid repeats the
-	 * first, so its cluster can never hold a row: it is dropped and the spread
-	 * group's cluster is renumbered from 2 to 1.
+	 * first, so its cluster holds no row during the iterations; after the
+	 * final assignment it moves to the spread group's row farthest from its
+	 * centroid, so every cluster's inertia is that of a real partition.
 	 */
 	std::vector<float> few(60, 0.0f);
 	for (int i = 0; i < 20; i++)
@@ -168,7 +169,10 @@ TEST(KnownAnswers, ClusterInertiaIsEachClustersSumOfSquaredDistances)
 	o.initial_centroids = init.data();
 	EngineResult r = run_engine(few, 2, o);
 	check(few, 2, r);
-	EXPECT_EQ(r.k, 2);
-	EXPECT_EQ(r.labels.back(), 1);
-	EXPECT_GT(r.cluster_inertia[1], 0.0);
+	EXPECT_EQ(r.k, 3);
+	EXPECT_EQ(r.labels[0], 0);
+	EXPECT_EQ(r.sizes[0], 30);
+	EXPECT_EQ(r.sizes[1] + r.sizes[2], 20);
+	EXPECT_GT(r.sizes[1], 0);
+	EXPECT_GT(r.cluster_inertia[2], 0.0);
 }

@@ -1,0 +1,103 @@
+/*
+ * units.cpp: the caller's units and the engine's float units (units.h).
+ */
+#include "units.h"
+#include "errors.h"
+#include "util.h"
+
+#include <cmath>
+
+namespace pgkm
+{
+
+double
+max_safe_abs(int32_t d)
+{
+	/* direct: d (2M)^2; GEMM: ||c'||^2 + 2 |x'.c'| <= 3 d (2M)^2 = 12 d M^2 <= 2^120 */
+	return std::ldexp(1.0, 60) / std::sqrt(12.0 * (d > 0 ? d : 1));
+}
+
+Units::Units(const double *shift, int32_t scale_log2, int32_t d)
+	: shift_(d, 0.0), e_(scale_log2), identity_(scale_log2 == 0)
+{
+	if (scale_log2 < -PGKM_MAX_SCALE_LOG2 || scale_log2 > PGKM_MAX_SCALE_LOG2)
+		throw EngineError(PGKM_ERR_INVALID,
+						  fmt("scale_log2 must be between %d and %d (got %d)", -PGKM_MAX_SCALE_LOG2,
+							  PGKM_MAX_SCALE_LOG2, scale_log2));
+	if (!shift)
+		return;
+	for (int32_t j = 0; j < d; j++)
+	{
+		if (!std::isfinite(shift[j]))
+			throw EngineError(PGKM_ERR_INVALID, fmt("shift of feature %d is not finite", j));
+		shift_[j] = shift[j];
+		identity_ = identity_ && shift[j] == 0;
+	}
+}
+
+double
+Units::to_engine(double v, int32_t j) const
+{
+	const double t = v - shift_[j];
+	if (std::isfinite(t))
+		return std::ldexp(t, e_);
+	/* |v - shift| beyond DBL_MAX: halve both first (exact at that size) */
+	return std::ldexp(0.5 * v - 0.5 * shift_[j], e_ + 1);
+}
+
+double
+Units::coordinate(double v, int32_t j) const
+{
+	return identity_ ? v : std::ldexp(v, -e_) + shift_[j];
+}
+
+/* (e = 0 is the common case: results are converted per row) */
+double
+Units::distance(double v) const
+{
+	return e_ == 0 ? v : std::ldexp(v, -e_);
+}
+
+double
+Units::squared(double v) const
+{
+	return e_ == 0 ? v : std::ldexp(v, -2 * e_);
+}
+
+void
+results_to_callers_units(const Units &u, int32_t d, bool scaled_distances, std::vector<double> &dist,
+						 std::vector<double> &cluster_inertia, double &inertia,
+						 std::initializer_list<std::vector<double> *> coordinates)
+{
+	for (double &v : dist)
+		v = std::sqrt(v);
+	if (scaled_distances)
+	{
+		for (double &v : dist)
+			v = u.distance(v);
+		for (double &v : cluster_inertia)
+			v = u.squared(v);
+		inertia = u.squared(inertia);
+	}
+	for (std::vector<double> *m : coordinates)
+		for (size_t i = 0; i < m->size(); i++)
+		{
+			(*m)[i] = u.coordinate((*m)[i], (int32_t) (i % d));
+			if (!std::isfinite((*m)[i]))
+				throw EngineError(PGKM_ERR_RANGE, "a centroid is beyond the range of double precision");
+		}
+	for (size_t i = 0; i < dist.size(); i++)
+		if (!std::isfinite(dist[i]))
+			throw EngineError(PGKM_ERR_RANGE,
+							  fmt("the distance of row %lld (0-based) to its centroid is beyond the range of double precision",
+								  (long long) i));
+	for (double v : cluster_inertia)
+		if (!std::isfinite(v))
+			throw EngineError(PGKM_ERR_RANGE,
+							  "a cluster's sum of squared distances is beyond the range of double precision");
+	if (!std::isfinite(inertia))
+		throw EngineError(PGKM_ERR_RANGE,
+						  "the inertia (sum of squared distances) is beyond the range of double precision");
+}
+
+}							/* namespace pgkm */

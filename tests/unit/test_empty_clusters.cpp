@@ -1,0 +1,146 @@
+/*
+ * test_empty_clusters.cpp: k clusters whenever the data has k distinct
+ * points (issue 9 section 5). A cluster left empty by the final assignment
+ * (or missing after the initialisation) moves to a far row and the rows are
+ * assigned again; fewer clusters only when every row coincides with a
+ * centroid. The initial centroids stay the true start.
+ */
+#include "engine_run.h"
+#include "reference.h"
+#include "relocate.h"
+
+#include <random>
+#include <set>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+using namespace pgkm_test;
+
+namespace
+{
+int
+distinct_rows(const std::vector<float> &x, int32_t d)
+{
+	std::set<std::vector<float>> s;
+	for (size_t i = 0; i < x.size(); i += d)
+		s.insert(std::vector<float>(x.begin() + i, x.begin() + i + d));
+	return (int) s.size();
+}
+
+/* Every cluster holds a row, labels are the exact argmins, sizes and inertia agree. */
+void
+expect_consistent(const std::vector<float> &x, int32_t d, const EngineResult &r)
+{
+	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+	std::vector<int64_t> sizes(r.k, 0);
+	double		inertia = 0;
+	for (size_t i = 0; i < r.labels.size(); i++)
+	{
+		ASSERT_EQ(r.labels[i], nearest_fp64(&x[i * d], r.centroids.data(), r.k, d)) << "row " << i;
+		sizes[r.labels[i]]++;
+		inertia += sqdist_fp64(&x[i * d], &r.centroids[(size_t) r.labels[i] * d], d);
+	}
+	for (int c = 0; c < r.k; c++)
+	{
+		EXPECT_GT(sizes[c], 0) << "cluster " << c;
+		EXPECT_EQ(sizes[c], r.sizes[c]);
+	}
+	EXPECT_NEAR(r.inertia, inertia, 1e-9 * (1 + inertia));
+}
+}							/* namespace */
+
+/*
+ * The mechanism of the issue, small: one Lloyd update moves centroid 2 next
+ * to rows that then leave centroid 0 with none; the final assignment left it
+ * empty, and it was dropped with a false "only 2 distinct points".
+ */
+TEST(EmptyClusters, EmptyAfterTheFinalAssignmentIsRepaired)
+{
+	const std::vector<float> x = {3, 9, 1, 5, 8, 7, 2, 4, 6, 8};
+	const std::vector<double> init = {6.5, 5.5, 1.5, 9.5, 7.5, 9.5};
+	pgkm_options o = cpu_options(3);
+	o.init = PGKM_INIT_GIVEN;
+	o.initial_centroids = init.data();
+	o.max_iter = 1;
+	EngineResult r = run_engine(x, 2, o);
+	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+	EXPECT_EQ(r.k, 3);
+	EXPECT_GE(r.repairs, 1);
+	EXPECT_EQ(r.init, init);	/* the true start, all k rows */
+	expect_consistent(x, 2, r);
+}
+
+/*
+ * The whole class: small integer data sets (many duplicates and near-ties)
+ * with given, random and k-means++ starts and a few Lloyd updates. k
+ * clusters whenever the data has k distinct points, else exactly its
+ * distinct points (and inertia 0); never an empty cluster.
+ */
+TEST(EmptyClusters, KClustersWheneverTheDataHasKDistinctPoints)
+{
+	std::mt19937_64 gen(77);
+	int			repaired_runs = 0, fewer_runs = 0;
+	for (int rep = 0; rep < 600; rep++)
+	{
+		const int32_t d = 1 + (int32_t) (gen() % 3), k = 2 + (int32_t) (gen() % 5);
+		const int64_t n = k + (int64_t) (gen() % 12);
+		std::vector<float> x((size_t) n * d);
+		for (auto &v : x)
+			v = (float) (gen() % 6);
+		std::vector<double> init((size_t) k * d);
+		for (auto &v : init)
+			v = (double) (gen() % 12) * 0.5;
+		pgkm_options o = cpu_options(k);
+		o.init = rep % 3 == 0 ? PGKM_INIT_GIVEN : rep % 3 == 1 ? PGKM_INIT_RANDOM : PGKM_INIT_KMEANSPP;
+		o.initial_centroids = init.data();
+		o.max_iter = 1 + (int32_t) (gen() % 3);
+		o.seed = gen();
+		EngineResult r = run_engine(x, d, o);
+		ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+		const int	distinct = distinct_rows(x, d);
+		ASSERT_EQ(r.k, std::min(k, distinct)) << "case " << rep;
+		EXPECT_EQ(r.k_requested, k);
+		expect_consistent(x, d, r);
+		if (r.k < k)
+		{
+			EXPECT_EQ(r.inertia, 0.0) << "case " << rep;	/* every row on a centroid */
+			fewer_runs++;
+		}
+		if (o.init == PGKM_INIT_GIVEN)
+		{
+			EXPECT_EQ(r.init.size(), (size_t) r.k * d);
+		}
+		repaired_runs += r.repairs > 0;
+	}
+	EXPECT_GT(repaired_runs, 20);	/* the cases do exercise the repair */
+	EXPECT_GT(fewer_runs, 20);
+}
+
+/* k-means++ that runs out of distinct points returns exactly them, its start included. */
+TEST(EmptyClusters, FewerDistinctPointsGiveExactlyThem)
+{
+	std::vector<float> x;
+	for (int rep = 0; rep < 30; rep++)
+		for (float v : {0.f, 1.f, 4.f, 9.f})
+			x.push_back(v);
+	pgkm_options o = cpu_options(6);
+	EngineResult r = run_engine(x, 1, o);
+	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+	EXPECT_EQ(r.k, 4);
+	EXPECT_EQ(r.init.size(), 4u);
+	EXPECT_EQ(r.inertia, 0.0);
+	expect_consistent(x, 1, r);
+}
+
+TEST(EmptyClusters, FarthestDistinctRows)
+{
+	/* rows 0..5 in 1-d with their squared distances to their own centroid */
+	const std::vector<float> x = {5, 7, 7, -0.0f, 0.0f, 3};
+	const std::vector<double> dist2 = {0, 4, 4, 1, 1, 9};
+	using pgkm::farthest_distinct_rows;
+	EXPECT_EQ(farthest_distinct_rows(x.data(), 6, 1, dist2.data(), 1), (std::vector<int64_t>{5}));
+	/* ties by row index; row 2 repeats row 1's value; -0 equals 0; row 0 is on its centroid */
+	EXPECT_EQ(farthest_distinct_rows(x.data(), 6, 1, dist2.data(), 4), (std::vector<int64_t>{5, 1, 3}));
+	EXPECT_TRUE(farthest_distinct_rows(x.data(), 1, 1, dist2.data(), 3).empty());
+}

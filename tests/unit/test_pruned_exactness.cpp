@@ -1,0 +1,283 @@
+/*
+ * test_pruned_exactness.cpp: the pruned assignment methods (elkan, hamerly,
+ * yinyang, sort, auto) return exactly the label of the contract, the fp64
+ * argmin with the lowest index on ties (nearest_fp64 of tests/common), under
+ * any sequence of centroid changes; and the interval arithmetic behind them
+ * (exact_bounds.h) contains the true distance.
+ */
+#include "blobs.h"
+#include "reference.h"
+
+#include "cpu_assign.h"
+#include "exact_bounds.h"
+#include "float_kernels.h"
+#include "thread_pool.h"
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+using namespace pgkm_test;
+
+static const int32_t kPruned[] = {PGKM_METHOD_ELKAN, PGKM_METHOD_HAMERLY, PGKM_METHOD_YINYANG,
+								  PGKM_METHOD_SORT, PGKM_METHOD_AUTO};
+
+/*
+ * One pass of a method over all rows in chunks (two workers' scratch used
+ * alternately); *counts gets the pass's counts ('auto' says which method ran).
+ */
+static std::vector<int32_t>
+pass(pgkm::CpuAssign &m, int64_t n, pgkm::AssignCounts *counts)
+{
+	std::vector<int32_t> out(n, -1);
+	const int64_t chunk = 64;
+	for (int64_t r0 = 0, ch = 0; r0 < n; r0 += chunk, ch++)
+		m.nearest(r0, std::min(n, r0 + chunk), (int) (ch % 2), out.data() + r0);
+	*counts = m.take_counts();
+	return out;
+}
+
+/* Rows whose label is not the reference's, and how many rows tie exactly in fp64. */
+static int64_t
+wrong_labels(const std::vector<float> &x, int32_t d, const std::vector<double> &c, int32_t k,
+			 const std::vector<int32_t> &labels, int64_t *ties = nullptr)
+{
+	const int64_t n = (int64_t) x.size() / d;
+	int64_t		wrong = 0;
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		best;
+		int32_t		b = nearest_fp64(&x[i * d], c.data(), k, d, &best);
+		wrong += labels[i] != b;
+		if (ties)
+			for (int32_t ci = 0; ci < k; ci++)
+				if (ci != b && sqdist_fp64(&x[i * d], &c[(size_t) ci * d], d) == best)
+				{
+					++*ties;
+					break;
+				}
+	}
+	return wrong;
+}
+
+static std::vector<double>
+column_means(const std::vector<float> &x, int32_t d)
+{
+	const int64_t n = (int64_t) x.size() / d;
+	std::vector<double> m(d, 0.0);
+	for (int64_t i = 0; i < n; i++)
+		for (int32_t j = 0; j < d; j++)
+			m[j] += x[i * d + j];
+	for (double &v : m)
+		v /= (double) n;
+	return m;
+}
+
+/* The CpuAssign of a method over x (column means as the CPU device gives them). */
+static std::unique_ptr<pgkm::CpuAssign>
+make_method(int32_t method, const std::vector<float> &x, int32_t d, int32_t kmax,
+			pgkm::ThreadPool *pool)
+{
+	pgkm_options o;
+	pgkm_options_default(&o);
+	o.k = kmax;
+	o.method = method;
+	std::vector<double> mean = column_means(x, d);
+	return pgkm::make_cpu_assign(&o, x.data(), (int64_t) (x.size() / d), d, kmax, mean.data(), pool);
+}
+
+class PrunedAssign : public ::testing::TestWithParam<int32_t>
+{
+};
+
+/*
+ * Integer data and half-integer centroids make exact fp64 ties everywhere;
+ * every third centroid repeats the one before (duplicates tie everywhere).
+ * The centroids then move in small steps (bounds carried), jump (bounds
+ * useless), change twice without a pass in between, and k shrinks and grows
+ * back: after every change, every row's label is the reference's.
+ */
+TEST_P(PrunedAssign, ExactLabelsUnderAnyCentroidChange)
+{
+	const int32_t method = GetParam();
+	std::mt19937_64 gen(11);
+	for (int d : {1, 2, 5, 33})
+		for (int kmax : {1, 7, 40})
+		{
+			const int64_t n = 700;
+			std::vector<float> x((size_t) n * d);
+			for (auto &v : x)
+				v = (float) (gen() % 9) - 4.0f;
+			auto		centroids = [&](int k, double scale) {
+				std::vector<double> c((size_t) k * d);
+				for (int ci = 0; ci < k; ci++)
+					for (int j = 0; j < d; j++)
+						c[(size_t) ci * d + j] = (ci % 3 == 2) ? c[(size_t) (ci - 1) * d + j]
+							: ((double) (gen() % 9) - 4.0 + (gen() % 2) * 0.5) * scale;
+				return c;
+			};
+			pgkm::ThreadPool pool(2, nullptr, nullptr);
+			auto		m = make_method(method, x, d, kmax, &pool);
+			std::vector<double> c = centroids(kmax, 1.0);
+			int64_t		ties = 0;
+			int			checked = 0;
+			auto		check = [&](int k, const char *what) {
+				m->set_centroids(c.data(), k);
+				pgkm::AssignCounts counts;
+				std::vector<int32_t> got = pass(*m, n, &counts);
+				checked += counts.method != PGKM_METHOD_LLOYD;
+				EXPECT_EQ(wrong_labels(x, d, c, k, got, &ties), 0)
+					<< what << " d " << d << " k " << k << " method " << method;
+			};
+			check(kmax, "first");
+			for (int step = 0; step < 4; step++)
+			{
+				for (double &v : c)
+					v += ((double) (gen() % 5) - 2.0) * 0.125;	/* small exact moves keep ties */
+				check(kmax, "drift");
+			}
+			c = centroids(kmax, 1.0);
+			check(kmax, "jump");
+			m->set_centroids(centroids(kmax, 3.0).data(), kmax);	/* no pass over these */
+			for (double &v : c)
+				v += 0.5;
+			check(kmax, "two changes");
+			if (kmax > 2)
+			{
+				c.resize((size_t) (kmax - 2) * d);
+				check(kmax - 2, "fewer centroids");
+				c = centroids(kmax, 1.0);
+				check(kmax, "k back");
+			}
+			/* 'auto' runs its first two passes pruned, then measures Lloyd (below k = 4: Lloyd only) */
+			const int	pruned_passes = method != PGKM_METHOD_AUTO ? 7 : kmax < 4 ? 0 : 2;
+			EXPECT_GE(checked, pruned_passes) << "passes by a pruned method, d " << d;
+			if (kmax >= 7)
+			{
+				EXPECT_GT(ties, 0) << "the data makes exact ties, d " << d;
+			}
+		}
+}
+
+/*
+ * Twin centroids 1e-6 apart, rows drawn around one of each pair: the two
+ * fp64 distances of a row differ by less than float32 can resolve, with
+ * and without a large offset (1e4) in the data. The label is still the
+ * fp64 argmin, and the fp64 recheck is what decided it.
+ */
+TEST_P(PrunedAssign, ExactLabelsOnFloatNearTies)
+{
+	const int32_t method = GetParam();
+	std::mt19937_64 gen(12);
+	std::normal_distribution<double> z(0, 1);
+	const int32_t d = 8, k = 24;
+	const int64_t n = 2000;
+	for (double offset : {0.0, 1e4})
+	{
+		std::vector<double> c((size_t) k * d);
+		for (int32_t p = 0; p < k; p += 2)
+			for (int32_t j = 0; j < d; j++)
+			{
+				c[(size_t) p * d + j] = offset + 3 * z(gen);
+				c[(size_t) (p + 1) * d + j] = c[(size_t) p * d + j] + 1e-6 * z(gen);
+			}
+		std::vector<float> x((size_t) n * d);
+		for (int64_t i = 0; i < n; i++)
+		{
+			const double *ci = &c[(size_t) (gen() % k) * d];
+			for (int32_t j = 0; j < d; j++)
+				x[i * d + j] = (float) (ci[j] + 0.3 * z(gen));
+		}
+		pgkm::ThreadPool pool(2, nullptr, nullptr);
+		auto		m = make_method(method, x, d, k, &pool);
+		for (int step = 0; step < 5; step++)
+		{
+			m->set_centroids(c.data(), k);
+			pgkm::AssignCounts counts;
+			std::vector<int32_t> got = pass(*m, n, &counts);
+			EXPECT_EQ(wrong_labels(x, d, c, k, got), 0) << "offset " << offset << " step " << step;
+			if (counts.method != PGKM_METHOD_LLOYD)
+			{
+				EXPECT_GT(counts.exact, n / 4) << "near-ties went to the fp64 recheck";
+			}
+			for (auto &v : c)
+				v += 1e-9 * z(gen);	/* drift far below float resolution */
+		}
+	}
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, PrunedAssign, ::testing::ValuesIn(kPruned),
+						 [](const ::testing::TestParamInfo<int32_t> &p) {
+							 return std::string(pgkm_method_name(p.param));
+						 });
+
+/*
+ * The intervals of exact_bounds.h contain the true distance (long double)
+ * for float distances from the kernels and for E, on offset data, and the
+ * prune rule never separates values whose E are in the wrong order.
+ */
+TEST(ExactBounds, IntervalsContainTheTrueDistance)
+{
+	std::mt19937_64 gen(13);
+	std::normal_distribution<double> z(0, 1);
+	for (int d : {1, 3, 16, 37, 300})
+	{
+		pgkm::ExactMargins m(d);
+		std::vector<float> x(d), xc(d), cf(d);
+		std::vector<double> c(d), mean(d);
+		for (int trial = 0; trial < 400; trial++)
+		{
+			const double off = trial % 2 ? 1e4 : 0.0, sc = std::pow(10.0, (double) (trial % 7) - 3);
+			for (int j = 0; j < d; j++)
+			{
+				mean[j] = off + z(gen);
+				x[j] = (float) (off + sc * z(gen));
+				c[j] = trial % 5 == 0 ? (double) x[j] + 1e-6 * z(gen) : off + sc * z(gen);
+			}
+			/* the centring of CentroidGeometry, spelled out */
+			double		n2 = 0, e2 = 0, r2 = 0;
+			for (int j = 0; j < d; j++)
+			{
+				float		mf = (float) mean[j];
+				xc[j] = x[j] - mf;
+				n2 += (double) xc[j] * xc[j];
+				double		r = c[j] - (double) mf;
+				cf[j] = (float) r;
+				e2 += ((double) cf[j] - r) * ((double) cf[j] - r);
+				r2 += r * r;
+			}
+			const double ex = m.row_error(std::sqrt(n2));
+			const double ec = pgkm::up(m.norm_up(std::sqrt(e2)) + m.norm_up(std::sqrt(r2)) * 0x1p-52 + 0x1p-60);
+			long double truth = 0;
+			for (int j = 0; j < d; j++)
+				truth += ((long double) x[j] - c[j]) * ((long double) x[j] - c[j]);
+			truth = std::sqrt(truth);
+			float		F = pgkm::fsqdist(xc.data(), cf.data(), d);
+			const double e = pgkm::up(ex + ec);
+			EXPECT_LE((long double) m.lo_float(F, e), truth) << "d " << d << " trial " << trial;
+			EXPECT_GE((long double) m.hi_float(F, e), truth) << "d " << d << " trial " << trial;
+			double		E = pgkm::sqdist_exact(x.data(), c.data(), d);
+			EXPECT_GE((long double) m.hi_exact(E), truth);
+			EXPECT_EQ(E, sqdist_fp64(x.data(), c.data(), d)) << "E is the reference's distance";
+		}
+	}
+}
+
+/* Lower bounds kept in float never exceed the double they come from. */
+TEST(ExactBounds, FloatRoundingIsOutward)
+{
+	std::mt19937_64 gen(14);
+	for (int i = 0; i < 100000; i++)
+	{
+		double		v = std::ldexp((double) (gen() >> 11), -53 + (int) (gen() % 200) - 100);
+		EXPECT_LE((double) pgkm::to_float_down(v), v);
+		EXPECT_GE((double) pgkm::to_float_up(v), v);
+		float		l = (float) v, s = (float) (v * ((gen() % 1000) / 999.0));
+		EXPECT_LE((double) pgkm::sub_down_f(l, s), std::max(0.0, (double) l - (double) s));
+		EXPECT_LE(pgkm::down(v), v);
+		EXPECT_GE(pgkm::up(v), v);
+	}
+}

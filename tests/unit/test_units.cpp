@@ -1,0 +1,157 @@
+/*
+ * test_units.cpp: the engine in the caller's units (pgkm_options.shift,
+ * scale_log2): results come back unshifted and unscaled in fp64, a power-of-
+ * two scale changes nothing but the units, given centroids go in in the
+ * caller's units, outputs beyond double's range are PGKM_ERR_RANGE, and
+ * float data too large for single-precision distances is refused.
+ */
+#include "blobs.h"
+#include "engine_run.h"
+#include "reference.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+using namespace pgkm_test;
+
+namespace
+{
+std::vector<float>
+scaled(const std::vector<float> &x, int e)
+{
+	std::vector<float> y(x.size());
+	for (size_t i = 0; i < x.size(); i++)
+		y[i] = std::ldexp(x[i], e);	/* exact: no under- or overflow at these sizes */
+	return y;
+}
+}							/* namespace */
+
+/*
+ * The float arithmetic is invariant under a power of two: the same data
+ * passed scaled by 2^e with scale_log2 = e gives bit-identical results, on
+ * both distance forms and with k-means++.
+ */
+TEST(Units, PowerOfTwoScaleChangesNothing)
+{
+	for (int d : {2, 16})
+	{
+		auto		x = blobs(3000, d, 6, 70 + d, 1.5);
+		pgkm_options o = cpu_options(6);
+		o.seed = 5;
+		EngineResult base = run_engine(x, d, o);
+		ASSERT_EQ(base.status, PGKM_DONE) << base.err;
+		for (int e : {-30, 30})	/* inside the window the glue keeps: no float underflow */
+		{
+			auto		y = scaled(x, e);
+			o.scale_log2 = e;
+			EngineResult r = run_engine(y, d, o);
+			ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+			EXPECT_EQ(r.labels, base.labels) << "d " << d << " e " << e;
+			EXPECT_EQ(r.centroids, base.centroids) << "d " << d << " e " << e;
+			EXPECT_EQ(r.init, base.init) << "d " << d << " e " << e;
+			EXPECT_EQ(r.dist, base.dist) << "d " << d << " e " << e;
+			EXPECT_EQ(r.cluster_inertia, base.cluster_inertia) << "d " << d << " e " << e;
+			EXPECT_EQ(r.inertia, base.inertia) << "d " << d << " e " << e;
+			EXPECT_EQ(r.iterations, base.iterations);
+			ASSERT_EQ(r.progress.size(), base.progress.size());
+			for (size_t i = 1; i < r.progress.size(); i++)
+				EXPECT_EQ(r.progress[i].inertia, base.progress[i].inertia);
+		}
+	}
+}
+
+/*
+ * A shift: x = X - s (exact here) with shift s gives X's results: labels
+ * and iterations of the fp64 reference run on x, centroids + s, the same
+ * distances and inertia; given centroids are taken in X's units.
+ */
+TEST(Units, ShiftedDataAnswersInTheCallersUnits)
+{
+	const int	d = 3, k = 4;
+	auto		x = blobs(2000, d, k, 21, 1.0);
+	const std::vector<double> shift = {1.0e6, -2.5e5, 4096.0};
+	std::vector<double> init_x = pick_rows(x, d, k, 3);	/* in x's units */
+	std::vector<double> init_caller(init_x);
+	for (size_t i = 0; i < init_caller.size(); i++)
+		init_caller[i] += shift[i % d];
+	pgkm_options o = cpu_options(k);
+	o.init = PGKM_INIT_GIVEN;
+	o.initial_centroids = init_caller.data();
+	o.shift = shift.data();
+	o.tol = 0;
+	EngineResult r = run_engine(x, d, o);
+	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+	RefResult	ref = ref_lloyd(x, d, init_x, o.max_iter, 0);
+	EXPECT_EQ(r.labels, ref.labels);
+	EXPECT_EQ(r.iterations, ref.iterations);
+	for (size_t i = 0; i < ref.centers.size(); i++)
+	{
+		EXPECT_EQ(r.centroids[i], ref.centers[i] + shift[i % d]) << i;
+		EXPECT_EQ(r.init[i], init_caller[i]) << i;
+	}
+	EXPECT_NEAR(r.inertia, ref.inertia, 1e-12 * ref.inertia);
+}
+
+/* Squared sums beyond double's range are an error, not Infinity; distances too. */
+TEST(Units, OutputsBeyondDoubleAreRangeErrors)
+{
+	const int	d = 2;
+	auto		x = blobs(500, d, 3, 9, 1.0);
+	pgkm_options o = cpu_options(3);
+	o.scale_log2 = -510;		/* x 2^510: distances ~1e154, squared sums beyond 1.8e308 */
+	EngineResult r = run_engine(x, d, o);
+	EXPECT_EQ(r.status, PGKM_ERR_RANGE) << r.err;
+	EXPECT_NE(r.err.find("beyond the range of double precision"), std::string::npos) << r.err;
+	/* +-1.35e308 (finite) around a centroid at -0.67e308: a distance of 2e308 */
+	const std::vector<float> far = {1.5f, -1.5f, -1.5f, -1.5f};
+	pgkm_options o1 = cpu_options(1);
+	o1.scale_log2 = -1023;
+	r = run_engine(far, 1, o1);
+	EXPECT_EQ(r.status, PGKM_ERR_RANGE) << r.err;
+	EXPECT_NE(r.err.find("distance of row 0"), std::string::npos) << r.err;
+	o.scale_log2 = -500;		/* squared sums ~1e302: fine */
+	r = run_engine(x, d, o);
+	EXPECT_EQ(r.status, PGKM_DONE) << r.err;
+	EXPECT_TRUE(std::isfinite(r.inertia));
+	EXPECT_GT(r.inertia, 1e290);
+	o.scale_log2 = 1070;		/* tiny: results underflow gracefully, never an error */
+	r = run_engine(x, d, o);
+	EXPECT_EQ(r.status, PGKM_DONE) << r.err;
+}
+
+/* The float kernels need max |x| <= 2^60 / sqrt(12 d); beyond, scaled data is asked for. */
+TEST(Units, DataTooLargeForFloatDistancesIsRefused)
+{
+	std::vector<float> x = {0, 0, 1, 1, 3e18f, 0};
+	pgkm_options o = cpu_options(2);
+	EngineResult r = run_engine(x, 2, o);
+	EXPECT_EQ(r.status, PGKM_ERR_INVALID);
+	EXPECT_NE(r.err.find("scale_log2"), std::string::npos) << r.err;
+	x[4] = 1e17f;
+	r = run_engine(x, 2, o);
+	EXPECT_EQ(r.status, PGKM_DONE) << r.err;
+}
+
+TEST(Units, BadTransformsAreRejected)
+{
+	std::vector<float> x = {0, 1, 2, 3};
+	pgkm_options o = cpu_options(2);
+	o.scale_log2 = 5000;
+	EXPECT_EQ(run_engine(x, 1, o).status, PGKM_ERR_INVALID);
+	o.scale_log2 = 0;
+	const double bad = NAN;
+	o.shift = &bad;
+	EXPECT_EQ(run_engine(x, 1, o).status, PGKM_ERR_INVALID);
+	const double far = 1e30;
+	const double init[] = {1e30, 1e30 + 3};
+	o.shift = nullptr;
+	o.init = PGKM_INIT_GIVEN;
+	o.initial_centroids = init;	/* 1e30 from the data: no single-precision distance */
+	EngineResult r = run_engine(x, 1, o);
+	EXPECT_EQ(r.status, PGKM_ERR_INVALID);
+	o.shift = &far;				/* ... but fine when the data sits at 1e30 too */
+	EXPECT_EQ(run_engine(x, 1, o).status, PGKM_DONE);
+}
