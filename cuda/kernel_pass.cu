@@ -272,7 +272,9 @@ argmin_kernel(const double *S, int64_t n, int k, const KCluster *cl, const doubl
 			}
 		}
 		labels[i] = bi;
-		dist2[i] = __dadd_rn(diag[i], best);
+		/* with a division, as the CPU device: a row equal to every member of its cluster gets exactly 0 */
+		dist2[i] = __dadd_rn(diag[i], __dsub_rn(norms[bi], __ddiv_rn(2.0 * S[(int64_t) bi * n + i],
+																	 (double) cl[bi].size)));
 		w[i] = S[(int64_t) bi * n + i];
 	}
 }

@@ -38,18 +38,6 @@ kernel_config(const KernelParams &p, const GpuKernelOptions &o, pgkm_interrupt_f
 	return c;
 }
 
-/* The CPU device's message for a kernel that overflows (kernel_cpu.cpp). */
-static EngineError
-overflow_error(const KernelParams &p)
-{
-	return EngineError(PGKM_ERR_INVALID,
-					   fmt("the %s kernel overflows float32 on this data (gamma %g, coef0 %g, degree %d): "
-						   "lower gamma or degree, or scale the data",
-						   p.kind == PGKM_KERNEL_POLYNOMIAL ? "polynomial" :
-						   p.kind == PGKM_KERNEL_LINEAR ? "linear" : "chosen",
-						   p.gamma, p.coef0, p.degree));
-}
-
 /* Turns a plugin status into the engine's exception. */
 static void
 check(int rc, const char *what, const char *err, const KernelParams &p)
@@ -60,7 +48,7 @@ check(int rc, const char *what, const char *err, const KernelParams &p)
 		throw Interrupted();
 	const std::string msg = err && *err ? err : "failed";
 	if (rc == PGKM_ERR_INVALID && msg.rfind("the kernel overflows float32", 0) == 0)
-		throw overflow_error(p);
+		throw_kernel_overflow(p);
 	int			st = (rc == PGKM_ERR_NOMEM || rc == PGKM_ERR_INVALID || rc == PGKM_ERR_GPU ||
 					  rc == PGKM_ERR_GPU_UNAVAILABLE) ? rc : PGKM_ERR_GPU;
 	throw EngineError(st, std::string("GPU ") + what + ": " + msg);
@@ -170,6 +158,58 @@ make_gpu_kernel_device(const CudaPlugin *plugin, const float *x, int64_t n, int3
 {
 	return std::unique_ptr<KernelDevice>(
 		new GpuKernelDevice(plugin, x, n, d, mean, p, o, kmax, interrupt, interrupt_ctx));
+}
+
+GpuKernelOptions
+gpu_kernel_options(const pgkm_options &opt)
+{
+	GpuKernelOptions o;
+	o.matrix = opt.kernel_matrix == PGKM_KMATRIX_STORED ? PGKM_CUDA_KMATRIX_STORED :
+		opt.kernel_matrix == PGKM_KMATRIX_RECOMPUTED ? PGKM_CUDA_KMATRIX_STREAMED : PGKM_CUDA_KMATRIX_AUTO;
+	o.memory_limit = opt.gpu_memory_limit;
+	return o;
+}
+
+const CudaPlugin *
+kernel_gpu_plugin(int64_t n, int32_t d, const KernelParams &p, const pgkm_options &opt, std::string *fallback)
+{
+	std::string why;
+	int			status = PGKM_ERR_GPU_UNAVAILABLE;
+	const CudaPlugin *plugin = load_cuda_plugin(opt.gpu_plugin_path, &why);
+	if (plugin && !cuda_plugin_has_kernel(plugin))
+	{
+		plugin = nullptr;
+		why = "the GPU engine plugin does not run kernel k-means";
+	}
+	pgkm_cuda_kernel_plan plan;
+	if (plugin && gpu_kernel_plan(plugin, n, d, opt.k, p, gpu_kernel_options(opt), &plan, &status, &why))
+		return plugin;
+	if (plugin)
+		why = "GPU kernel plan: " + why;	/* "GPU": the glue's mark of a device budget */
+	if (opt.device == PGKM_DEVICE_GPU)
+		throw EngineError(status == PGKM_ERR_NOMEM || status == PGKM_ERR_INVALID ? status
+						  : PGKM_ERR_GPU_UNAVAILABLE, why);
+	*fallback = why;
+	return nullptr;
+}
+
+std::unique_ptr<KernelDevice>
+open_gpu_kernel_device(const CudaPlugin *plugin, const float *x, int64_t n, int32_t d, const double *mean,
+					   const KernelParams &p, const pgkm_options &opt, pgkm_interrupt_fn interrupt,
+					   void *interrupt_ctx, std::string *fallback)
+{
+	try
+	{
+		return make_gpu_kernel_device(plugin, x, n, d, mean, p, gpu_kernel_options(opt), opt.k, interrupt,
+									  interrupt_ctx);
+	}
+	catch (const EngineError &e)
+	{
+		if (opt.device == PGKM_DEVICE_GPU || e.status == PGKM_ERR_INVALID)
+			throw;
+		*fallback = e.what();
+		return nullptr;
+	}
 }
 
 double

@@ -47,6 +47,29 @@ std::unique_ptr<KernelDevice> make_gpu_kernel_device(const CudaPlugin *plugin, c
 													 const GpuKernelOptions &o, int32_t kmax,
 													 pgkm_interrupt_fn interrupt, void *interrupt_ctx);
 
+/* opt's GPU settings: where K lives (kernel_matrix), the GPU memory limit. */
+GpuKernelOptions gpu_kernel_options(const pgkm_options &opt);
+
+/*
+ * The step loop's choice for device GPU or AUTO, before the data is read:
+ * the plugin when it loads, runs kernel k-means and the run's plan fits the
+ * GPU budget (nothing allocated). Otherwise device GPU throws EngineError
+ * (PGKM_ERR_NOMEM with the plan's numbers, else PGKM_ERR_GPU_UNAVAILABLE)
+ * and AUTO returns nullptr with the reason in *fallback (the CPU runs).
+ */
+const CudaPlugin *kernel_gpu_plugin(int64_t n, int32_t d, const KernelParams &p, const pgkm_options &opt,
+									std::string *fallback);
+
+/*
+ * The GPU kernel device on that plugin; a failure throws for device GPU (and
+ * for invalid data, which the CPU would refuse too), else returns nullptr
+ * with the reason in *fallback.
+ */
+std::unique_ptr<KernelDevice> open_gpu_kernel_device(const CudaPlugin *plugin, const float *x, int64_t n, int32_t d,
+													 const double *mean, const KernelParams &p,
+													 const pgkm_options &opt, pgkm_interrupt_fn interrupt,
+													 void *interrupt_ctx, std::string *fallback);
+
 /* The last pass's device seconds (CUDA events), for benchmarks; -1 for another device. */
 double		gpu_kernel_pass_seconds(const KernelDevice *dev);
 
