@@ -6,8 +6,9 @@
 # gpu_bench; the plugin as pg_kmeans_cuda.plugin, as *.so is ignored by git), copied there from a PGKM_CUDA=ON build on a machine with the
 # same toolkit), or builds them (device_run.sh build) when they are absent
 # or do not start. Logs go to $OUT (default ./gpu-out).
-#   usage: bash tests/gpu/kernel_device_run.sh [tests|san|bench|all]... [-- gpu_bench args]
-#   e.g. `tests bench -- --kernel popcorn`; default: tests san bench, bench = --kernel all.
+#   usage: bash tests/gpu/kernel_device_run.sh [tests|san|bench|ncu]... [-- gpu_bench args]
+#   e.g. `tests bench -- --kernel popcorn`; default: tests san bench, bench = --kernel all;
+#   ncu: Nsight Compute on one launch of the streamed mapping kernel.
 #   Time caps (s): TESTS_TIMEOUT (150), SAN_TIMEOUT (90 per tool), BENCH_TIMEOUT (300).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
@@ -42,7 +43,7 @@ for step in "${steps[@]}"; do
         "$OUT/kernel_tests.log" | head -80
       echo "kernel tests rc=$trc"; [ "$trc" -ne 0 ] && rc=1 ;;
     san)
-      filter='KernelGpu.RowsAreTheRowsOfK:KernelGpu.EmptyClustersTakeNoPart:KernelGpu.OneCluster:KernelGpu.ChunkSizeChangesOnlyTheRounding:Kernels/KernelGpuVsCpu.SamePassAndLoopFromTheSameLabels/rbf_stored_syrk'
+      filter='KernelGpu.RowsAreTheRowsOfK:KernelGpu.EmptyClustersTakeNoPart:KernelGpu.OneCluster:KernelGpu.ChunkSizeChangesOnlyTheRounding:Kernels/KernelGpuVsCpu.SamePassAndLoopFromTheSameLabels/rbf_stored_syrk:KernelGpuRuns.EmptyClustersAndOneCluster'
       for tool in memcheck racecheck; do
         timeout "${SAN_TIMEOUT:-90}" compute-sanitizer --tool $tool --error-exitcode 9 "$P/gpu_engine_tests" \
           --gtest_filter="$filter" >"$OUT/sanitizer_$tool.log" 2>&1
@@ -51,6 +52,12 @@ for step in "${steps[@]}"; do
       done ;;
     bench)
       timeout "${BENCH_TIMEOUT:-300}" "$P/gpu_bench" "$PGKM_CUDA_PLUGIN" "${bench_args[@]}" 2>&1 | tee "$OUT/kernel_bench.log" ;;
+    ncu)
+      # one streamed mapping launch (full-size tiles, n = 20,000), clocks left as they are
+      timeout 90 ncu --clock-control none -k regex:map_accumulate -s 4 -c 1 --section SpeedOfLight \
+        --section Occupancy --section WarpStateStats --section ComputeWorkloadAnalysis \
+        "$P/gpu_engine_tests" --gtest_filter=KernelGpuModes.InterruptStopsTheBuildAndThePass >"$OUT/ncu_map.log" 2>&1
+      echo "ncu rc=$?"; grep -vE "^\[|^Running|^Note|^$" "$OUT/ncu_map.log" | grep -E "Throughput|Occupancy|Stall|Pipe|Issue|Duration|Registers|Warp Cycles|Eligible|Active Warps|Executed Ipc|    [A-Z]" | head -60 ;;
   esac
   echo "[$step: $(( $(date +%s) - t0 )) s]"
 done

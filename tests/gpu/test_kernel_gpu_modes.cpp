@@ -111,11 +111,11 @@ TEST(KernelGpuModes, HalfPrecisionKeepsTheDifferencesBetweenValues)
 /* The best of random starting partitions (lowest objective) on the GPU, and the CPU from that start. */
 static void
 expect_recovered(const std::vector<float> &x, const std::vector<int32_t> &truth, double gamma, int tries,
-				 int matrix)
+				 const GpuKernelOptions &o, const char *what)
 {
 	KData		data(x, 2);
 	const KernelParams p = kparams(PGKM_KERNEL_RBF, gamma);
-	auto		gpu = gpu_kdev(data, p, 2, kopts(matrix));
+	auto		gpu = gpu_kdev(data, p, 2, o);
 	auto		cpu = cpu_kdev(data, p, 2);
 	LoopOut		best;
 	std::vector<int32_t> best_init;
@@ -130,8 +130,10 @@ expect_recovered(const std::vector<float> &x, const std::vector<int32_t> &truth,
 		}
 	}
 	const double ari = pgkm_test::adjusted_rand_index(best.labels, truth);
-	printf("[ measured ] RBF gamma %g, best of %d random starts: ARI %.4f\n", gamma, tries, ari);
-	EXPECT_GE(ari, 0.99);
+	printf("[ measured ] %s, RBF gamma %g, best of %d random starts: ARI %.4f\n", what, gamma, tries, ari);
+	EXPECT_GE(ari, 0.99) << what;
+	if (o.precision != PGKM_CUDA_KPREC_FP32)
+		return;
 	LoopOut		c = run_loop(*cpu, best_init, 2, 100);
 	EXPECT_EQ(c.labels, best.labels) << "the CPU device from the same start";
 }
@@ -140,11 +142,18 @@ TEST(KernelGpuModes, RbfRecoversRingsAndMoons)
 {
 	std::vector<int32_t> truth;
 	auto		rings = pgkm_test::rings(500, 0.3, 0.05, 17, &truth);
-	expect_recovered(rings, truth, 5.0, 10, PGKM_CUDA_KMATRIX_STORED);
-	expect_recovered(rings, truth, 5.0, 10, PGKM_CUDA_KMATRIX_STREAMED);
+	const GpuKernelOptions stored = kopts(PGKM_CUDA_KMATRIX_STORED), streamed = kopts(PGKM_CUDA_KMATRIX_STREAMED),
+				bf16 = kopts(PGKM_CUDA_KMATRIX_STORED, PGKM_CUDA_KPREC_BF16),
+				fp16 = kopts(PGKM_CUDA_KMATRIX_STORED, PGKM_CUDA_KPREC_FP16);
+	expect_recovered(rings, truth, 5.0, 10, stored, "rings, stored");
+	expect_recovered(rings, truth, 5.0, 10, streamed, "rings, streamed");
+	expect_recovered(rings, truth, 5.0, 10, bf16, "rings, bfloat16");
+	expect_recovered(rings, truth, 5.0, 10, fp16, "rings, float16");
 	/* the moons' minimum at gamma 6 has a narrow basin: about 5 % of random starts reach it */
 	auto		m = moons(500, 0.05, 0, &truth);
-	expect_recovered(m, truth, 6.0, 300, PGKM_CUDA_KMATRIX_STORED);
+	expect_recovered(m, truth, 6.0, 300, stored, "moons, stored");
+	expect_recovered(m, truth, 6.0, 300, bf16, "moons, bfloat16");
+	expect_recovered(m, truth, 6.0, 300, fp16, "moons, float16");
 }
 
 /* A budget no mode fits is refused before allocating, with the numbers and a hint. */
