@@ -173,6 +173,12 @@ report_progress(const pgkm_progress *p, int n_init, int *last_run, int *last_ite
 				(errmsg("pg_kmeans run %d/%d finished after %d iterations: inertia %.6g",
 						p->run + 1, n_init, p->iteration, p->inertia),
 				 errdetail("elapsed %.3f s", p->elapsed_s)));
+	else if (p->method == PGKM_METHOD_KERNEL)	/* no input-space distances to count */
+		ereport(INFO,
+				(errmsg("pg_kmeans run %d/%d iteration %d: inertia %.6g, %lld points moved",
+						p->run + 1, n_init, p->iteration, p->inertia,
+						(long long) p->moved),
+				 errdetail("elapsed %.3f s, kernel k-means", p->elapsed_s)));
 	else
 		ereport(INFO,
 				(errmsg("pg_kmeans run %d/%d iteration %d: inertia %.6g, %lld points moved",
