@@ -29,24 +29,6 @@ gpu_kernel(pgkm_options o, int device = PGKM_DEVICE_GPU)
 	return o;
 }
 
-pgkm_options
-options_for(int kind, int32_t k)
-{
-	switch (kind)
-	{
-		case PGKM_KERNEL_POLYNOMIAL:
-			return kernel_options(k, kind, 0.02, 1.0, 3);
-		case PGKM_KERNEL_SIGMOID:
-			return kernel_options(k, kind, 0.005, 0.0);
-		case PGKM_KERNEL_RBF:
-			return kernel_options(k, kind, 0.05);
-		default:
-			return kernel_options(k, kind);
-	}
-}
-
-const int	KINDS[] = {PGKM_KERNEL_LINEAR, PGKM_KERNEL_POLYNOMIAL, PGKM_KERNEL_RBF, PGKM_KERNEL_SIGMOID};
-
 }							/* namespace */
 
 /* Each kernel, K stored and recomputed: the fp64 reference's run from the same labels, on the GPU. */
@@ -56,10 +38,10 @@ TEST(KernelGpuRuns, MatchTheFp64Reference)
 	auto		x = blobs(700, d, k, 61, 1.3, 6.0);
 	const int64_t n = (int64_t) x.size() / d;
 	std::vector<int32_t> init = seeded_labels(n, k, 17);
-	for (int kind : KINDS)
+	for (int kind : KERNEL_KINDS)
 		for (int matrix : {PGKM_KMATRIX_STORED, PGKM_KMATRIX_RECOMPUTED})
 		{
-			pgkm_options o = gpu_kernel(options_for(kind, k));
+			pgkm_options o = gpu_kernel(blob_kernel_options(kind, k));
 			o.kernel_matrix = matrix;
 			EngineResult r = run_from_labels(x, d, o, init);
 			const std::string what = "kernel " + std::to_string(kind) + " matrix " + std::to_string(matrix);
@@ -129,7 +111,7 @@ TEST(KernelGpuRuns, CallersUnits)
 	const std::vector<double> shift = {1.7e9, -3.25e5, 0.0};
 	for (int kind : {PGKM_KERNEL_RBF, PGKM_KERNEL_LINEAR})
 	{
-		pgkm_options o = gpu_kernel(options_for(kind, k));
+		pgkm_options o = gpu_kernel(blob_kernel_options(kind, k));
 		o.seed = 3;
 		EngineResult base = run_engine(x, d, o);
 		ASSERT_EQ(base.status, PGKM_DONE) << base.err;
