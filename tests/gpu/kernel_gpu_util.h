@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-/* The plugin loaded as the engine loads it (nullptr and a test failure if it does not load). */
+/* The plugin loaded as the engine loads it; throws (the test fails) if it does not load or lacks kernel k-means. */
 const pgkm::CudaPlugin *kernel_plugin();
 
 pgkm::KernelParams kparams(int kind, double gamma, double coef0 = 1, int degree = 3);
