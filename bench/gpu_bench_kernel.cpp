@@ -10,10 +10,11 @@
  *     per-iteration time (host wall and device), 30-iteration clustering
  *     time, GB/s of K read and Popcorn's GFLOP/s (2 n^2 + 3 n k per pass)
  *     against the floor 4 n^2 / copy bandwidth; then the same 30 passes
- *     with K in bfloat16: time, labels that differ, objective change.
+ *     with K in bfloat16 and in float16: time, labels that differ,
+ *     objective change.
  *   build: the Gram product shape, GEMM (full) against SYRK (triangle) in
- *     our build, and cuBLAS's one-call SGEMM and SSYRK alone (Popcorn's), on
- *     its study's grid n in {10k, 50k} x d in {100, 1k, 10k} (+ 10k x 100k).
+ *     our build, and cuBLAS's one-call SGEMM and SSYRK alone (Popcorn's),
+ *     after one warm-up build, on n in {10k, 50k} and n / d from 0.1 to 1000.
  *   stream: K recomputed in tiles at n = 200k and 1M (d = 50, k = 100):
  *     seconds per pass, fp32 against 3xTF32 products, what bounds it; and
  *     streamed against stored labels at n = 50k.
