@@ -15,6 +15,7 @@
  *                    [--force-path fused|tiled|gemm] [--global-sums] [--uniform]
  *   gpu_bench PLUGIN --sweep|--paths [--sweep-n N]     (gpu_bench_sweeps.cpp)
  *   gpu_bench PLUGIN --papers                          (gpu_bench_papers.cpp)
+ *   gpu_bench PLUGIN --kernel popcorn|build|stream|all [--max-n N]   (gpu_bench_kernel.cpp)
  * --fast: fp64-atomic sums instead of deterministic; --force-path,
  * --global-sums: the plugin's measurement switches for the engine table;
  * --uniform: U[0,1)^d rows instead of 64 blobs. fp64/it is the rows per
@@ -28,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cstdint>
 
 /* The engine table: each shape's iteration against its floor, the CPU engine at 1M rows. */
 static void
@@ -110,12 +112,15 @@ main(int argc, char **argv)
 	if (argc < 2)
 	{
 		fprintf(stderr, "usage: %s PLUGIN [--quick] [--cpu-iters N] [--shapes n:d:k,...] [--fast] [--force-path P]"
-				" [--global-sums] [--uniform] | --sweep|--paths [--sweep-n N] | --papers\n", argv[0]);
+				" [--global-sums] [--uniform] | --sweep|--paths [--sweep-n N] | --papers | --kernel WHAT [--max-n N]\n",
+				argv[0]);
 		return 2;
 	}
 	Plugin		pl;
 	pl.file = argv[1];
 	bool		quick = false, do_sweep = false, do_papers = false, do_paths = false, uniform = false;
+	std::string kernel_what;
+	int64_t		max_n = INT64_MAX;
 	int64_t		sweep_n = 10000000;
 	int			cpu_iters = 2;
 	std::string shapes_arg;
@@ -148,6 +153,10 @@ main(int argc, char **argv)
 			do_papers = true;
 		else if (!strcmp(argv[i], "--paths"))
 			do_paths = true;
+		else if (!strcmp(argv[i], "--kernel") && i + 1 < argc)
+			kernel_what = argv[++i];
+		else if (!strcmp(argv[i], "--max-n") && i + 1 < argc)
+			max_n = atoll(argv[++i]);
 		else
 		{
 			fprintf(stderr, "unknown argument: %s\n", argv[i]);
@@ -180,7 +189,9 @@ main(int argc, char **argv)
 	printf("device: %s\nceilings: sgemm fp32 %.1f TFLOP/s, sgemm tf32 %.1f TFLOP/s, d2d copy %.0f GB/s (read+write)\n",
 		   info, c.sgemm_tflops, c.tf32_tflops, c.copy_gbs);
 	fflush(stdout);
-	if (do_sweep)
+	if (!kernel_what.empty())
+		kernel_bench(pl, c, kernel_what, max_n);
+	else if (do_sweep)
 		sweep(pl, sweep_n, c);
 	else if (do_paths)
 		paths_sweep(pl, sweep_n, c);

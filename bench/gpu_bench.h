@@ -126,5 +126,7 @@ std::string ms(const LloydTime &t);
 void		sweep(const Plugin &pl, int64_t n, const Ceilings &c);
 void		paths_sweep(const Plugin &pl, int64_t n, const Ceilings &c);
 void		papers(const Plugin &pl);
+/* Kernel k-means (gpu_bench_kernel.cpp): what = popcorn, build, stream or all; shapes cut to max_n rows. */
+void		kernel_bench(const Plugin &pl, const Ceilings &c, const std::string &what, int64_t max_n);
 
 #endif

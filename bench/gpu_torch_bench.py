@@ -33,7 +33,7 @@ if "--shapes" in sys.argv:
 ITERS = 5
 
 
-ABI_VERSION = 2  # cuda/pgkm_cuda_api.h: these structures mirror that version
+ABI_VERSION = 3  # cuda/pgkm_cuda_api.h: these structures mirror that version
 
 
 class Cfg(C.Structure):
@@ -60,7 +60,9 @@ class Api(C.Structure):
                                         C.c_char_p, C.c_size_t)),
                 ("assign", C.CFUNCTYPE(C.c_int, C.c_void_p, C.c_void_p, C.c_void_p, C.c_void_p, C.c_void_p,
                                        C.c_char_p, C.c_size_t)),
-                ("destroy", C.CFUNCTYPE(None, C.c_void_p))]
+                ("destroy", C.CFUNCTYPE(None, C.c_void_p))] + \
+        [(name, C.c_void_p) for name in ("kernel_plan", "kernel_create", "kernel_build", "kernel_rows",
+                                         "kernel_pass", "kernel_destroy")]  # kernel k-means (unused here)
 
 
 lib = C.CDLL(PLUGIN, mode=os.RTLD_LOCAL | os.RTLD_NOW)

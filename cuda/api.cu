@@ -1,12 +1,14 @@
 /*
- * api.cu: the plugin's C ABI (pgkm_cuda_api.h): entry points, run creation
- * from its parts (settings, device, plan, buffers, data), and the mapping of
- * every failure to a status and a message.
+ * api.cu: the plugin's C ABI (pgkm_cuda_api.h): Lloyd's entry points, run
+ * creation from its parts (settings, device, plan, buffers, data), and the
+ * table of every entry point (kernel k-means': kernel_api.cu).
  *
  * CUDA is touched only inside these entry points (never at dlopen), so the
  * runtime creates the process's one context lazily on the first call.
  * Every entry point catches everything and returns a status + message.
  */
+#include "guarded.h"
+#include "kernel_run.cuh"
 #include "run.cuh"
 
 #include <algorithm>
@@ -34,7 +36,7 @@ fail_blas(cublasStatus_t e, const char *what)
 	fail(e == CUBLAS_STATUS_ALLOC_FAILED ? PGKM_ERR_NOMEM : PGKM_ERR_GPU, "cuBLAS error %d in %s", (int) e, what);
 }
 
-static DeviceLimits
+DeviceLimits
 device_limits(int dev)
 {
 	DeviceLimits l;
@@ -45,7 +47,7 @@ device_limits(int dev)
 }
 
 /* min(memory_limit, free device memory - 256 MB for cuBLAS and context growth). */
-static int64_t
+int64_t
 device_budget(int64_t memory_limit)
 {
 	size_t		freeb = 0, totalb = 0;
@@ -77,48 +79,6 @@ create_run(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_conf
 	allocate_run_buffers(*r);
 	prepare_data(*r);
 	return r.release();
-}
-
-static void
-set_err(char *err, size_t errlen, const char *msg)
-{
-	if (err && errlen > 0)
-	{
-		strncpy(err, msg, errlen - 1);
-		err[errlen - 1] = '\0';
-	}
-}
-
-/* Runs body; maps every failure to a status and a message. */
-template <typename F>
-static int
-guarded(char *err, size_t errlen, F body)
-{
-	try
-	{
-		body();
-		return 0;
-	}
-	catch (const Failure &f)
-	{
-		set_err(err, errlen, f.msg.c_str());
-		return f.status;
-	}
-	catch (const std::bad_alloc &)
-	{
-		set_err(err, errlen, "out of host memory in the GPU engine");
-		return PGKM_ERR_NOMEM;
-	}
-	catch (const std::exception &e)
-	{
-		set_err(err, errlen, e.what());
-		return PGKM_ERR_INTERNAL;
-	}
-	catch (...)
-	{
-		set_err(err, errlen, "unknown error in the GPU engine");
-		return PGKM_ERR_INTERNAL;
-	}
 }
 
 static Run &
@@ -253,6 +213,12 @@ static const pgkm_cuda_api the_api = {
 	api_iterate,
 	api_assign,
 	api_destroy,
+	kapi_plan,
+	kapi_create,
+	kapi_build,
+	kapi_rows,
+	kapi_pass,
+	kapi_destroy,
 };
 
 extern "C" __attribute__((visibility("default"))) const pgkm_cuda_api *

@@ -12,6 +12,10 @@
  * the same sequence of labels on either engine (each row's label is the fp64
  * argmin of the CPU engine's sqdist_exact, lowest index on exact ties):
  *   create -> (init_kmeanspp | set_centroids) -> iterate* -> assign -> destroy
+ * and for kernel k-means (ABI 3; the kernel_* entry points, NULL in a plugin
+ * without it, which the engine then runs on the CPU):
+ *   kernel_plan? -> kernel_create -> kernel_build -> (kernel_rows | kernel_pass)* -> kernel_destroy
+ * with the semantics of the engine's KernelDevice (src/engine/kernel_device.h).
  * Every function returns 0 on success, or a nonzero PGKM_ERR_* / PGKM_INTERRUPTED
  * status (pgkm_engine.h) with a message in err. No exception escapes.
  * Every function polls interrupt(ctx) between kernel launches and returns
@@ -29,7 +33,7 @@
 extern "C" {
 #endif
 
-#define PGKM_CUDA_ABI_VERSION 2
+#define PGKM_CUDA_ABI_VERSION 3
 #define PGKM_CUDA_ENTRY_SYMBOL "pgkm_cuda_get_api"
 
 typedef int (*pgkm_cuda_interrupt_fn) (void *ctx);
@@ -92,6 +96,73 @@ typedef struct pgkm_cuda_iter
 								 * (all n on the first iteration) */
 } pgkm_cuda_iter;
 
+/* Where kernel k-means keeps K (kernel config.matrix). */
+typedef enum pgkm_cuda_kmatrix
+{
+	PGKM_CUDA_KMATRIX_AUTO = 0,	/* stored when that plan fits the budget, else streamed */
+	PGKM_CUDA_KMATRIX_STORED = 1,	/* built once in device memory, read every pass */
+	PGKM_CUDA_KMATRIX_STREAMED = 2	/* tiles recomputed from the rows every pass */
+} pgkm_cuda_kmatrix;
+
+/* The element type of a stored K (kernel config.precision); streamed tiles are float32. */
+typedef enum pgkm_cuda_kprecision
+{
+	PGKM_CUDA_KPREC_FP32 = 0,
+	PGKM_CUDA_KPREC_BF16 = 1,	/* half the bytes, 8 mantissa bits; sums in fp32 per chunk */
+	PGKM_CUDA_KPREC_FP16 = 2	/* half the bytes, 11 mantissa bits, |K| < 65504 */
+} pgkm_cuda_kprecision;
+
+/* How a stored K's Gram product is taken (kernel config.build). */
+typedef enum pgkm_cuda_kbuild
+{
+	PGKM_CUDA_KBUILD_AUTO = 0,	/* by n / d (plan.cpp's measured threshold) */
+	PGKM_CUDA_KBUILD_GEMM = 1,	/* the full n x n product, row panel by row panel */
+	PGKM_CUDA_KBUILD_SYRK = 2	/* the upper triangle: SYRK on diagonal blocks, GEMM right of them */
+} pgkm_cuda_kbuild;
+
+typedef struct pgkm_cuda_kernel_config
+{
+	int64_t		memory_limit;	/* bytes; 0 = what cudaMemGetInfo allows */
+	int32_t		device_ordinal; /* -1 = current/default device */
+	pgkm_cuda_interrupt_fn interrupt;	/* may be NULL */
+	void	   *interrupt_ctx;
+	int32_t		kernel;			/* pgkm_kernel */
+	int32_t		degree;			/* polynomial */
+	double		gamma;			/* resolved: > 0 */
+	double		coef0;
+	int32_t		matrix;			/* pgkm_cuda_kmatrix */
+	int32_t		precision;		/* pgkm_cuda_kprecision of a stored K */
+
+	/* Measurement and test switches; 0 = production, as pgkm_cuda_config's. */
+	int32_t		build;			/* pgkm_cuda_kbuild */
+	int32_t		product;		/* pgkm_cuda_product: AUTO, FP32 or 3XTF32 */
+	int32_t		chunk_rows;		/* rows of one cluster summed per block, 8..65536; 0 = by mode */
+	int32_t		tile_mb;		/* a streamed tile, 1..1024 MB; 0 = 32 */
+} pgkm_cuda_kernel_config;
+
+/* What a kernel run does (kernel_plan, kernel_create). */
+typedef struct pgkm_cuda_kernel_plan
+{
+	int32_t		matrix;			/* STORED or STREAMED */
+	int32_t		precision;		/* of a stored K */
+	int32_t		build;			/* GEMM or SYRK */
+	int32_t		product;		/* FP32 or 3XTF32 */
+	int64_t		device_bytes;	/* the run's peak device memory */
+	int64_t		stored_bytes;	/* a stored run's peak at this precision (for messages) */
+	int64_t		budget;			/* what it was planned against */
+} pgkm_cuda_kernel_plan;
+
+/* Where kernel_pass writes (caller-owned, n or k long): see KernelPass. */
+typedef struct pgkm_cuda_kernel_pass
+{
+	int32_t    *labels;			/* n: argmin over the non-empty clusters, lowest on ties */
+	double	   *dist2;			/* n: D at that label */
+	double	   *norms;			/* k: C_c, 0 for an empty cluster */
+	double	   *cross;			/* k: sum over rows newly labelled c of S_ic */
+	double		kernel_sum;		/* sum of every entry of K */
+	double		device_s;		/* device time of the pass (CUDA events) */
+} pgkm_cuda_kernel_pass;
+
 typedef struct pgkm_cuda_api
 {
 	uint32_t	abi_version;	/* PGKM_CUDA_ABI_VERSION */
@@ -140,6 +211,37 @@ typedef struct pgkm_cuda_api
 
 	/* Frees all device and pinned memory of the run; handle may be NULL. */
 	void		(*destroy) (void *handle);
+
+	/*
+	 * Kernel k-means. kernel_plan says what kernel_create would do for this
+	 * shape and config, allocating nothing; PGKM_ERR_NOMEM with the numbers
+	 * and a hint when no mode fits the budget.
+	 */
+	int			(*kernel_plan) (int64_t n, int32_t d, int32_t kmax, const pgkm_cuda_kernel_config *cfg,
+								pgkm_cuda_kernel_plan *out, char *err, size_t errlen);
+
+	/*
+	 * Prepare a run over x (n x d float32 row-major, valid until
+	 * kernel_destroy) with column means mean (d, fp64; the Gram products are
+	 * taken on rows centred on their float values, as the CPU device does):
+	 * uploads, writes K_ii (n, fp64) to diag and the plan to *plan.
+	 */
+	int			(*kernel_create) (const float *x, int64_t n, int32_t d, int32_t kmax, const double *mean,
+								  const pgkm_cuda_kernel_config *cfg, double *diag,
+								  pgkm_cuda_kernel_plan *plan, void **handle, char *err, size_t errlen);
+
+	/* Builds a stored K (nothing for a streamed one); PGKM_ERR_INVALID when K overflows. */
+	int			(*kernel_build) (void *handle, double *seconds, char *err, size_t errlen);
+
+	/* Rows idx[0..count) of K into out (count x n float32). */
+	int			(*kernel_rows) (void *handle, const int64_t *idx, int32_t count, float *out,
+								char *err, size_t errlen);
+
+	/* One pass from the partition labels (n, in 0..k-1) with its sizes (k), k <= kmax. */
+	int			(*kernel_pass) (void *handle, const int32_t *labels, const int64_t *sizes, int32_t k,
+								pgkm_cuda_kernel_pass *out, char *err, size_t errlen);
+
+	void		(*kernel_destroy) (void *handle);
 } pgkm_cuda_api;
 
 /* The plugin's one exported symbol of the ABI. */

@@ -8,6 +8,7 @@ INSERT INTO gpu_pts VALUES (0, 0), (0, 1), (10, 10), (10, 11);
 SELECT * FROM kmeans('gpu_pts', ARRAY['x', 'y'], 2, device => 'gpu');
 SELECT * FROM kmeans_centroids('gpu_pts', ARRAY['x', 'y'], 2, device => 'gpu');
 SELECT * FROM kmeans_fit('regress_gpu', 'gpu_pts', ARRAY['x', 'y'], 2, device => 'gpu');
+SELECT * FROM kmeans('gpu_pts', ARRAY['x', 'y'], 2, method => 'kernel', device => 'gpu');
 \set VERBOSITY default
 -- The hint, and the SQLSTATE (55000); the detail names the reason, which
 -- varies by host, so it is not shown.
@@ -29,6 +30,7 @@ SELECT * FROM kmeans('gpu_pts', ARRAY['x', 'y'], 2, device => 'gpu');
 \set VERBOSITY terse
 SET client_min_messages = debug1;
 SELECT count(*) FROM kmeans('gpu_pts', ARRAY['x', 'y'], 2, device => 'auto');
+SELECT count(*) FROM kmeans('gpu_pts', ARRAY['x', 'y'], 2, method => 'kernel', device => 'auto');
 RESET client_min_messages;
 RESET pg_kmeans.gpu_plugin;
 SELECT device FROM kmeans_fit('regress_gpu', 'gpu_pts', ARRAY['x', 'y'], 2);

@@ -52,16 +52,19 @@ SELECT kmeans_fit(NULL, 'km_rings', ARRAY['x', 'y'], 2, method => 'kernel') IS N
 -- The memory budget counts K (n^2 float4) and decides where it lives: stored
 -- when the call fits pg_kmeans.memory_limit with it, else recomputed tile by
 -- tile on every pass (same result); refused, with the numbers, when even that
--- does not fit.
+-- does not fit. On the CPU (device => 'cpu'): pg_kmeans.memory_limit is the
+-- host's budget; a GPU run keeps K in pg_kmeans.gpu_memory_limit's.
 CREATE TABLE km_big AS
 SELECT i, (i % 7)::float8 + 0.001 * i AS x, (i % 5)::float8 - 0.002 * i AS y FROM generate_series(1, 2000) i;
 SET pg_kmeans.threads = 1;
 SELECT options->>'kernel_matrix' AS kernel_matrix
-FROM kmeans_fit('regress_kbig', 'km_big', ARRAY['x', 'y'], 3, method => 'kernel', max_iter => 3, seed => 1);
+FROM kmeans_fit('regress_kbig', 'km_big', ARRAY['x', 'y'], 3, method => 'kernel', max_iter => 3, seed => 1,
+                device => 'cpu');
 CREATE TABLE km_big_stored AS SELECT * FROM kmeans_model_centroids('regress_kbig');
 SET pg_kmeans.memory_limit = '16MB';
 SELECT options->>'kernel_matrix' AS kernel_matrix
-FROM kmeans_fit('regress_kbig', 'km_big', ARRAY['x', 'y'], 3, method => 'kernel', max_iter => 3, seed => 1);
+FROM kmeans_fit('regress_kbig', 'km_big', ARRAY['x', 'y'], 3, method => 'kernel', max_iter => 3, seed => 1,
+                device => 'cpu');
 SELECT count(*) AS differing FROM (
   SELECT * FROM kmeans_model_centroids('regress_kbig') EXCEPT SELECT * FROM km_big_stored) d;
 SET pg_kmeans.memory_limit = '4MB';

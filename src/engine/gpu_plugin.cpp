@@ -115,8 +115,12 @@ load_cuda_plugin(const char *path, std::string *why)
 		dlclose(h);
 		return nullptr;
 	}
+	const bool	kernel_all = api->kernel_plan && api->kernel_create && api->kernel_build && api->kernel_rows &&
+		api->kernel_pass && api->kernel_destroy;
+	const bool	kernel_none = !api->kernel_plan && !api->kernel_create && !api->kernel_build && !api->kernel_rows &&
+		!api->kernel_pass && !api->kernel_destroy;
 	if (!api->probe || !api->create || !api->init_kmeanspp || !api->set_centroids ||
-		!api->iterate || !api->assign || !api->destroy)
+		!api->iterate || !api->assign || !api->destroy || !(kernel_all || kernel_none))
 	{
 		*why = std::string("GPU engine plugin \"") + path + "\" has a NULL entry point";
 		dlclose(h);
@@ -144,6 +148,18 @@ std::string
 cuda_plugin_probe_info(const CudaPlugin *p)
 {
 	return p->probe_info;
+}
+
+bool
+cuda_plugin_has_kernel(const CudaPlugin *p)
+{
+	return p->api->kernel_create != nullptr;
+}
+
+const pgkm_cuda_api *
+cuda_plugin_api(const CudaPlugin *p)
+{
+	return p->api;
 }
 
 /* Turns a plugin status into the engine's exception. */

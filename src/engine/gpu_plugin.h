@@ -7,6 +7,8 @@
 
 #include <string>
 
+struct pgkm_cuda_api;
+
 namespace pgkm
 {
 
@@ -20,6 +22,12 @@ const CudaPlugin *load_cuda_plugin(const char *path, std::string *why);
 
 /* The device description of a successful probe. */
 std::string cuda_plugin_probe_info(const CudaPlugin *p);
+
+/* Does the plugin run kernel k-means (its kernel_* entry points are set)? */
+bool		cuda_plugin_has_kernel(const CudaPlugin *p);
+
+/* Its entry points (pgkm_cuda_api.h), for the devices that drive it. */
+const pgkm_cuda_api *cuda_plugin_api(const CudaPlugin *p);
 
 }							/* namespace pgkm */
 

@@ -288,10 +288,10 @@ CpuKernelDevice::compute_tile(int64_t I, int64_t J, int worker, bool *finite)
 		*finite = false;
 }
 
-static EngineError
-overflow_error(const KernelParams &p)
+void
+throw_kernel_overflow(const KernelParams &p)
 {
-	return EngineError(PGKM_ERR_INVALID,
+	throw EngineError(PGKM_ERR_INVALID,
 					   fmt("the %s kernel overflows float32 on this data (gamma %g, coef0 %g, degree %d): "
 						   "lower gamma or degree, or scale the data",
 						   p.kind == PGKM_KERNEL_POLYNOMIAL ? "polynomial" :
@@ -305,7 +305,7 @@ CpuKernelDevice::build()
 	Stopwatch	clock;
 	for (double v : diag_)
 		if (!std::isfinite(v))
-			throw overflow_error(p_);
+			throw_kernel_overflow(p_);
 	s_.assign((size_t) n_ * kmax_, 0.0);
 	if (!stored_)
 		return;
@@ -333,7 +333,7 @@ CpuKernelDevice::build()
 		}
 	});
 	if (!all_finite.load())
-		throw overflow_error(p_);
+		throw_kernel_overflow(p_);
 	build_s_ = clock.seconds();
 }
 
@@ -406,7 +406,7 @@ CpuKernelDevice::accumulate_panel_recomputed(int64_t I, const int32_t *labels, i
 		const int64_t l0 = J * t, rl = std::min(t, n_ - l0);
 		compute_tile(std::min(I, J), std::max(I, J), worker, &finite);
 		if (!finite)
-			throw overflow_error(p_);
+			throw_kernel_overflow(p_);
 		const float *tile = scratch_[worker].tile.data();
 		if (J < I)
 		{

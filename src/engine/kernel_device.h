@@ -72,6 +72,9 @@ std::unique_ptr<KernelDevice> make_cpu_kernel_device(const float *x, int64_t n, 
 													 bool stored, int32_t kmax,
 													 ThreadPool *pool);
 
+/* Throws the error of a kernel whose values overflow float32 on the data (either device). */
+[[noreturn]] void throw_kernel_overflow(const KernelParams &p);
+
 /* Bytes the CPU kernel device allocates (stored K included when stored). */
 double		cpu_kernel_device_bytes(int64_t n, int32_t d, int32_t k, int threads, bool stored);
 

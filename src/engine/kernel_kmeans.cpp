@@ -42,6 +42,7 @@
  */
 #include "kernel_kmeans.h"
 #include "errors.h"
+#include "gpu_kernel_device.h"
 #include "rng.h"
 #include "run_phases.h"
 #include "stats.h"
@@ -142,6 +143,7 @@ private:
 	std::vector<int64_t> final_sizes_;
 	pgkm_kernel_result kres_ {};
 	std::string matrix_, detail_, fallback_;
+	const char *device_ = "cpu";	/* the KernelDevice's name(), a literal */
 	double		elapsed_ = 0;
 };
 
@@ -166,17 +168,20 @@ KernelLoop::KernelLoop(const float *x, int64_t n, int32_t d, const pgkm_options 
 	opt_.initial_centroids = nullptr;
 	opt_.gpu_plugin_path = nullptr;
 	opt_.shift = nullptr;		/* kept in units_ */
-	if (opt.device == PGKM_DEVICE_GPU)
-		throw EngineError(PGKM_ERR_GPU_UNAVAILABLE,
-						  "the GPU engine does not run kernel k-means in this build");
-	if (opt.device == PGKM_DEVICE_AUTO)
-		fallback_ = "kernel k-means runs on the CPU in this build";
+	params_ = KernelParams::from_options(opt, d).in_engine_units(opt.scale_log2);
+	/* the GPU when asked for and its plan fits (AUTO: else the CPU, and why); refusals before the data is read */
+	const CudaPlugin *gpu = opt.device == PGKM_DEVICE_CPU ? nullptr : kernel_gpu_plugin(n, d, params_, opt, &fallback_);
 	const int	threads = resolve_threads(opt.n_threads);
-	const bool	stored = kernel_store_matrix(n, d, opt, threads);
+	const bool	stored = gpu ? false : kernel_store_matrix(n, d, opt, threads);
 	pool_.reset(new ThreadPool(threads, interrupt, interrupt_ctx));
 	DataStats	stats = data_statistics(x, n, d, pool_.get());
-	params_ = KernelParams::from_options(opt, d).in_engine_units(opt.scale_log2);
-	dev_ = make_cpu_kernel_device(x, n, d, stats.mean.data(), params_, stored, opt.k, pool_.get());
+	if (gpu)
+		dev_ = open_gpu_kernel_device(gpu, x, n, d, stats.mean.data(), params_, opt, interrupt, interrupt_ctx,
+									  &fallback_);
+	if (!dev_)
+		dev_ = make_cpu_kernel_device(x, n, d, stats.mean.data(), params_,
+									  gpu ? kernel_store_matrix(n, d, opt, threads) : stored, opt.k, pool_.get());
+	device_ = dev_->name();
 	const int32_t k = opt.k;
 	labels_.resize(n);
 	new_labels_.resize(n);
@@ -547,7 +552,7 @@ KernelLoop::result(pgkm_result *out) const
 	out->empty_cluster_repairs = b.repairs;
 	out->unfilled_clusters = b.unfilled;
 	out->elapsed_s = elapsed_;
-	out->device = "cpu";
+	out->device = device_;
 	out->device_detail = detail_.c_str();
 	out->fallback_reason = fallback_.c_str();
 	out->method_used = "kernel";	/* no input-space distances: no computations to count */

@@ -39,6 +39,25 @@ ref_params(const pgkm_options &o, int32_t d)
 	return RefKernel {o.kernel, o.gamma > 0 ? o.gamma : 1.0 / d, o.coef0, o.degree};
 }
 
+/* The four kernels, and gamma and coef0 per kernel for blobs of scale ~5 in 3 features. */
+inline constexpr int KERNEL_KINDS[] = {PGKM_KERNEL_LINEAR, PGKM_KERNEL_POLYNOMIAL, PGKM_KERNEL_RBF, PGKM_KERNEL_SIGMOID};
+
+inline pgkm_options
+blob_kernel_options(int kind, int32_t k)
+{
+	switch (kind)
+	{
+		case PGKM_KERNEL_POLYNOMIAL:
+			return kernel_options(k, kind, 0.02, 1.0, 3);
+		case PGKM_KERNEL_SIGMOID:
+			return kernel_options(k, kind, 0.005, 0.0);
+		case PGKM_KERNEL_RBF:
+			return kernel_options(k, kind, 0.05);
+		default:
+			return kernel_options(k, kind);
+	}
+}
+
 /* Uniform labels in 0..k-1 (std::mt19937_64, independent of the engine's generator). */
 inline std::vector<int32_t>
 seeded_labels(int64_t n, int32_t k, uint64_t seed)

@@ -151,6 +151,28 @@ TEST(GpuDriver, ProbeAndSetupFailures)
 	EXPECT_EQ(r.fallback, "");
 }
 
+/*
+ * A plugin without kernel k-means (the stand-in's kernel entry points are
+ * NULL, which the loader accepts): device GPU is refused, AUTO runs on the
+ * CPU and says why.
+ */
+TEST(GpuDriver, KernelKMeansWithoutThePluginsKernelRunsOnTheCpu)
+{
+	std::vector<float> x = {0, 0, 0, 1, 10, 10, 10, 11};
+	pgkm_options o = gpu_options(2);
+	o.method = PGKM_METHOD_KERNEL;
+	EngineResult r = run_engine(x, 2, o);
+	EXPECT_EQ(r.status, PGKM_ERR_GPU_UNAVAILABLE);
+	EXPECT_EQ(r.err, "the GPU engine plugin does not run kernel k-means");
+	o.device = PGKM_DEVICE_AUTO;
+	r = run_engine(x, 2, o);
+	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+	EXPECT_EQ(r.device, "cpu");
+	EXPECT_EQ(r.fallback, "the GPU engine plugin does not run kernel k-means");
+	EXPECT_EQ(r.labels[0], r.labels[1]);
+	EXPECT_NE(r.labels[0], r.labels[2]);
+}
+
 TEST(GpuDriver, SameResultAsCpuFromTheSameInitialCentroids)
 {
 	const int	d = 5, k = 8;

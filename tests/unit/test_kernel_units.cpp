@@ -21,29 +21,6 @@
 
 using namespace pgkm_test;
 
-namespace
-{
-/* gamma and coef0 per kernel for blobs of scale ~5 in 3 features */
-pgkm_options
-options_for(int kind, int32_t k)
-{
-	switch (kind)
-	{
-		case PGKM_KERNEL_POLYNOMIAL:
-			return kernel_options(k, kind, 0.02, 1.0, 3);
-		case PGKM_KERNEL_SIGMOID:
-			return kernel_options(k, kind, 0.005, 0.0);
-		case PGKM_KERNEL_RBF:
-			return kernel_options(k, kind, 0.05);
-		default:
-			return kernel_options(k, kind);
-	}
-}
-
-const int	KINDS[] = {PGKM_KERNEL_LINEAR, PGKM_KERNEL_POLYNOMIAL, PGKM_KERNEL_RBF, PGKM_KERNEL_SIGMOID};
-
-}							/* namespace */
-
 /*
  * The same float data x with scale_log2 = e means the caller's values are
  * X = x 2^-e; with gamma given in X's units (gamma 2^2e) K is the same, so
@@ -57,10 +34,10 @@ TEST(KernelUnits, PowerOfTwoScaleChangesNothing)
 {
 	const int32_t d = 3, k = 4;
 	auto		x = blobs(600, d, k, 31, 1.2, 6.0);
-	for (int kind : KINDS)
+	for (int kind : KERNEL_KINDS)
 		for (int init : {PGKM_INIT_RANDOM, PGKM_INIT_KMEANSPP})
 		{
-			pgkm_options o = options_for(kind, k);
+			pgkm_options o = blob_kernel_options(kind, k);
 			o.init = init;
 			o.seed = 8;
 			EngineResult base = run_engine(x, d, o);
@@ -116,9 +93,9 @@ TEST(KernelUnits, ShiftChangesOnlyCoordinatesOrIsRefused)
 	auto		x = blobs(500, d, k, 47, 1.0, 5.0);
 	const std::vector<double> shift = {1.7e9, -3.25e5, 0.0};
 	const std::vector<double> zero(d, 0.0);
-	for (int kind : KINDS)
+	for (int kind : KERNEL_KINDS)
 	{
-		pgkm_options o = options_for(kind, k);
+		pgkm_options o = blob_kernel_options(kind, k);
 		o.seed = 3;
 		EngineResult base = run_engine(x, d, o);
 		ASSERT_EQ(base.status, PGKM_DONE) << base.err;
@@ -152,7 +129,7 @@ TEST(KernelUnits, LinearDistancesInTheCallersUnits)
 	auto		x = blobs(300, d, k, 5, 0.8, 4.0);
 	const int64_t n = (int64_t) x.size() / d;
 	std::vector<int32_t> init = seeded_labels(n, k, 4);
-	pgkm_options o = options_for(PGKM_KERNEL_LINEAR, k);
+	pgkm_options o = blob_kernel_options(PGKM_KERNEL_LINEAR, k);
 	o.scale_log2 = -40;			/* X = x 2^40 */
 	EngineResult r = run_from_labels(x, d, o, init);
 	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
@@ -184,9 +161,9 @@ TEST(KernelUnits, PredictionInTheCallersUnits)
 	auto		x = blobs(400, d, k, 61, 0.7, 6.0);
 	const int64_t n = (int64_t) x.size() / d;
 	const std::vector<double> shift = {-2.0e-12, 5.5e-11, 1.0e-14};	/* offsets beyond the spread */
-	for (int kind : KINDS)
+	for (int kind : KERNEL_KINDS)
 	{
-		pgkm_options o = options_for(kind, k);
+		pgkm_options o = blob_kernel_options(kind, k);
 		o.scale_log2 = 50;		/* X - shift near 2^-50 */
 		const bool	shifted = kind == PGKM_KERNEL_LINEAR || kind == PGKM_KERNEL_RBF;
 		o.gamma = std::ldexp(o.gamma, 100);	/* the same K in X's units */

@@ -164,8 +164,9 @@ destroy(void *h)
 	delete (Run *) h;
 }
 
+/* no kernel k-means: its entry points NULL (the engine runs it on the CPU) */
 const pgkm_cuda_api api = {PGKM_CUDA_ABI_VERSION, sizeof(pgkm_cuda_api), probe, create, init_kmeanspp,
-	set_centroids, iterate, assign, destroy};
+	set_centroids, iterate, assign, destroy, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
 
 }							/* namespace */
 
