@@ -55,9 +55,12 @@ $(shlib): $(ENGINE_LIB)
 $(OBJS): src/engine/pgkm_engine.h $(wildcard src/pg/*.h)
 
 print-regress installcheck: check-regress-list
+# only the schedule above is checked: `make installcheck REGRESS="..."` runs a chosen subset
 check-regress-list:
+ifeq ($(origin REGRESS),file)
 ifneq ($(REGRESS_UNLISTED),)
 	$(error sql/ holds tests that REGRESS does not list: $(REGRESS_UNLISTED))
+endif
 endif
 
 print-regress:
