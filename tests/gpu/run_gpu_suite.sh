@@ -41,6 +41,10 @@ source tests/gpu/host_env.sh || exit 1
 stamp "build + GPU plan and engine tests + compute-sanitizer"
 
 # PostgreSQL from the bundle, extension built and installed with the plugin
+# a warm host may still run the server of an earlier call: stop it (pg-up.sh starts a fresh one)
+if [ "$mode" != --bench-only ] && [ -f /tmp/pgdata/postmaster.pid ]; then
+  su pg -c ". /opt/pg/env && pg_ctl -D /tmp/pgdata -m fast -w stop" >/dev/null 2>&1 || true
+fi
 if [ "$mode" = --bench-only ]; then
   :
 elif bash "$GPUHOST/pg-up.sh" "$GPUHOST/pg.tar.xz" >"$OUT/pg-up.log" 2>&1; then
