@@ -42,8 +42,8 @@ stamp "build + GPU plan and engine tests + compute-sanitizer"
 
 # PostgreSQL from the bundle, extension built and installed with the plugin
 # a warm host may still run the server of an earlier call: stop it (pg-up.sh starts a fresh one)
-if [ "$mode" != --bench-only ] && [ -f /tmp/pgdata/postmaster.pid ]; then
-  su pg -c ". /opt/pg/env && pg_ctl -D /tmp/pgdata -m fast -w stop" >/dev/null 2>&1 || true
+if [ "$mode" != --bench-only ] && pgrep -u pg -x postgres >/dev/null 2>&1; then
+  pkill -u pg -x postgres; for _ in 1 2 3 4 5 6 7 8 9 10; do pgrep -u pg -x postgres >/dev/null || break; sleep 1; done
 fi
 if [ "$mode" = --bench-only ]; then
   :
