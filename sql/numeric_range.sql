@@ -152,7 +152,7 @@ SELECT size FROM kmeans_centroids('one_point', ARRAY['x'], 2);
 -- kmeans_predict with a huge common term: (1e200, 100) is nearest to (0, 100.5).
 CREATE TABLE predict_pts AS SELECT * FROM (VALUES (0.0::float8, 0.0::float8), (0, 1), (0, 100), (0, 101)) v(a, b);
 SELECT model FROM kmeans_fit('nr_predict', 'predict_pts', ARRAY['a', 'b'], 2, seed => 1);
-SELECT nr_round(centroid) AS centroid FROM kmeans_model_centroids('nr_predict') ORDER BY cluster;
+SELECT nr_round(centroid) AS centroid FROM kmeans_model_centroids('nr_predict') ORDER BY centroid[2];
 SELECT kmeans_predict('nr_predict', ARRAY[1e200, 100]) = c.cluster AS nearest_is_100_5
 FROM kmeans_model_centroids('nr_predict') c WHERE c.centroid[2] > 50;
 SELECT kmeans_predict('nr_predict', ARRAY[-1.7e308, 50.5]) = min(cluster) AS tie_to_lowest

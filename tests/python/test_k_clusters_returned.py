@@ -13,9 +13,15 @@ import pytest
 from conftest import read_back, report
 
 
+MADE = set()
+
+
 def make_table(conn, name, n, d):
     """n rows of d uniform features made by PostgreSQL itself (fast), distinct with certainty."""
     table = "pgkm_pytest." + name
+    if table in MADE:
+        return table
+    MADE.add(table)
     with conn.cursor() as cur:
         cur.execute("SELECT setseed(0.25)")
         cur.execute("DROP TABLE IF EXISTS %s" % table)
