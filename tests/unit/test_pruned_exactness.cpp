@@ -13,6 +13,7 @@
 #include "float_kernels.h"
 #include "thread_pool.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -264,6 +265,111 @@ TEST(ExactBounds, IntervalsContainTheTrueDistance)
 			EXPECT_EQ(E, sqdist_fp64(x.data(), c.data(), d)) << "E is the reference's distance";
 		}
 	}
+}
+
+/*
+ * Point 6: GEMM-form values of gemm_rows_block (a block of 16 centroids,
+ * up to 8 rows at once) turned into intervals with the row's X^2 from the
+ * fp64 sum and from a float sum, on offset data: they contain the true
+ * distance, and the cut of a threshold t never drops a value whose true
+ * distance is t or less.
+ */
+TEST(ExactBounds, GemmFormIntervalsContainTheTrueDistance)
+{
+	std::mt19937_64 gen(15);
+	std::normal_distribution<double> z(0, 1);
+	const int32_t B = pgkm::BLOCK;
+	int64_t		cuts = 0, values = 0;
+	for (int d : {1, 3, 16, 37, 300})
+	{
+		pgkm::ExactMargins m(d);
+		pgkm::GemmMargins gm(d);
+		for (int trial = 0; trial < 60; trial++)
+		{
+			const double off = trial % 2 ? 1e4 : 0.0, sc = std::pow(10.0, (double) (trial % 7) - 3);
+			const int	nr = 1 + trial % pgkm::GEMM_ROWS;
+			std::vector<double> mean(d), c((size_t) B * d);
+			std::vector<float> x((size_t) nr * d), xc((size_t) nr * d), block((size_t) d * B), cn(B);
+			std::vector<double> ec(B);
+			for (int j = 0; j < d; j++)
+				mean[j] = off + z(gen);
+			for (int r = 0; r < nr; r++)
+				for (int j = 0; j < d; j++)
+				{
+					x[(size_t) r * d + j] = (float) (off + sc * z(gen));
+					xc[(size_t) r * d + j] = x[(size_t) r * d + j] - (float) mean[j];
+				}
+			double		cmax = 0;
+			for (int q = 0; q < B; q++)
+			{
+				double		e2 = 0, r2 = 0, f2 = 0;
+				float		nf = 0;
+				for (int j = 0; j < d; j++)
+				{
+					c[(size_t) q * d + j] = q % 4 == 0 ? (double) x[j] + 1e-6 * z(gen) : off + sc * z(gen);
+					const double r = c[(size_t) q * d + j] - (double) (float) mean[j];
+					const float f = (float) r;
+					block[(size_t) j * B + q] = f;
+					e2 += ((double) f - r) * ((double) f - r);
+					r2 += r * r;
+					f2 += (double) f * f;
+					nf += f * f;
+				}
+				cn[q] = nf;
+				cmax = std::max(cmax, f2);
+				ec[q] = pgkm::up(m.norm_up(std::sqrt(e2)) + m.norm_up(std::sqrt(r2)) * 0x1p-52 + 0x1p-60);
+			}
+			gm.set_c(m.norm_up(std::sqrt(cmax)));
+			std::vector<float> V((size_t) nr * B), mins(nr);
+			std::vector<const float *> xs(nr);
+			std::vector<float *> outs(nr), mp(nr);
+			for (int r = 0; r < nr; r++)
+			{
+				xs[r] = &xc[(size_t) r * d];
+				outs[r] = &V[(size_t) r * B];
+				mp[r] = &mins[r];
+			}
+			pgkm::gemm_rows_block(xs.data(), nr, block.data(), cn.data(), d, outs.data(), mp.data());
+			for (int r = 0; r < nr; r++)
+			{
+				double		n2 = 0;
+				float		x2f = 0;
+				for (int j = 0; j < d; j++)
+				{
+					const float v = xc[(size_t) r * d + j];
+					n2 += (double) v * v;
+					x2f += v * v;
+				}
+				const pgkm::GemmRow rows[2] = {gm.row_exact(n2, m.row_error(std::sqrt(n2))),
+											   gm.row_float(x2f)};
+				EXPECT_EQ(mins[r], *std::min_element(&V[(size_t) r * B], &V[(size_t) r * B + B]));
+				for (int q = 0; q < B; q++)
+				{
+					long double truth = 0;
+					for (int j = 0; j < d; j++)
+					{
+						const long double t = (long double) x[(size_t) r * d + j] - c[(size_t) q * d + j];
+						truth += t * t;
+					}
+					truth = std::sqrt(truth);
+					const float v = V[(size_t) r * B + q];
+					for (const pgkm::GemmRow &g : rows)
+					{
+						values++;
+						const double e = pgkm::up(g.ex + ec[q]);
+						EXPECT_LE((long double) gm.lo(g, v, e), truth) << "d " << d << " trial " << trial;
+						EXPECT_GE((long double) gm.hi(g, v, e), truth) << "d " << d << " trial " << trial;
+						/* no cut at a threshold the true distance reaches */
+						const double t = std::nextafter((double) truth, 1e300);
+						EXPECT_LE(v, gm.vcut(g, t, e)) << "d " << d << " trial " << trial;
+						cuts += v > gm.vcut(g, 0.5 * (double) truth, e);
+					}
+				}
+			}
+		}
+	}
+	/* the cut is tight enough to decide most values at half their distance */
+	EXPECT_GT(cuts, values / 2) << cuts << " of " << values;
 }
 
 /* Lower bounds kept in float never exceed the double they come from. */
