@@ -8,6 +8,7 @@
 #include "blobs.h"
 #include "reference.h"
 
+#include "bounded_assign.h"
 #include "cpu_assign.h"
 #include "exact_bounds.h"
 #include "float_kernels.h"
@@ -94,6 +95,10 @@ class PrunedAssign : public ::testing::TestWithParam<int32_t>
 {
 };
 
+class DenseAndPruned : public ::testing::TestWithParam<int32_t>
+{
+};
+
 /*
  * Integer data and half-integer centroids make exact fp64 ties everywhere;
  * every third centroid repeats the one before (duplicates tie everywhere).
@@ -101,9 +106,9 @@ class PrunedAssign : public ::testing::TestWithParam<int32_t>
  * useless), change twice without a pass in between, and k shrinks and grows
  * back: after every change, every row's label is the reference's.
  */
-TEST_P(PrunedAssign, ExactLabelsUnderAnyCentroidChange)
+static void
+exact_under_changes(int32_t method, bool alternate)
 {
-	const int32_t method = GetParam();
 	std::mt19937_64 gen(11);
 	for (int d : {1, 2, 5, 33})
 		for (int kmax : {1, 7, 40})
@@ -121,11 +126,24 @@ TEST_P(PrunedAssign, ExactLabelsUnderAnyCentroidChange)
 				return c;
 			};
 			pgkm::ThreadPool pool(2, nullptr, nullptr);
-			auto		m = make_method(method, x, d, kmax, &pool);
+			std::vector<double> mean = column_means(x, d);
+			pgkm::BoundedAssign *bounded = nullptr;
+			std::unique_ptr<pgkm::CpuAssign> m;
+			if (alternate)
+			{
+				auto		b = pgkm::make_bounded_assign(method, x.data(), n, d, kmax, mean.data(), &pool);
+				bounded = b.get();
+				m = std::move(b);
+			}
+			else
+				m = make_method(method, x, d, kmax, &pool);
 			std::vector<double> c = centroids(kmax, 1.0);
 			int64_t		ties = 0;
-			int			checked = 0;
+			int			checked = 0, passes = 0;
 			auto		check = [&](int k, const char *what) {
+				if (bounded)	/* dense, pruned, pruned, dense, ... */
+					bounded->set_dense(passes % 3 == 0);
+				passes++;
 				m->set_centroids(c.data(), k);
 				pgkm::AssignCounts counts;
 				std::vector<int32_t> got = pass(*m, n, &counts);
@@ -153,14 +171,32 @@ TEST_P(PrunedAssign, ExactLabelsUnderAnyCentroidChange)
 				c = centroids(kmax, 1.0);
 				check(kmax, "k back");
 			}
-			/* 'auto' runs its first two passes pruned, then measures Lloyd (below k = 4: Lloyd only) */
-			const int	pruned_passes = method != PGKM_METHOD_AUTO ? 7 : kmax < 4 ? 0 : 2;
+			/*
+			 * 'auto' prunes only where its counts say it pays (not on this
+			 * data); its dense and pruned passes are checked with alternate.
+			 */
+			const int	pruned_passes = method == PGKM_METHOD_AUTO ? 0 : 7;
 			EXPECT_GE(checked, pruned_passes) << "passes by a pruned method, d " << d;
 			if (kmax >= 7)
 			{
 				EXPECT_GT(ties, 0) << "the data makes exact ties, d " << d;
 			}
 		}
+}
+
+TEST_P(PrunedAssign, ExactLabelsUnderAnyCentroidChange)
+{
+	exact_under_changes(GetParam(), false);
+}
+
+/*
+ * The same with dense passes (Lloyd's tiled kernel, its best and runner-up
+ * kept as bounds: what 'auto' runs while pruning does not pay) between the
+ * pruned ones: a pruned pass after a dense one starts from those bounds.
+ */
+TEST_P(DenseAndPruned, ExactLabelsAcrossDenseAndPrunedPasses)
+{
+	exact_under_changes(GetParam(), true);
 }
 
 /*
@@ -211,6 +247,14 @@ TEST_P(PrunedAssign, ExactLabelsOnFloatNearTies)
 }
 
 INSTANTIATE_TEST_SUITE_P(Methods, PrunedAssign, ::testing::ValuesIn(kPruned),
+						 [](const ::testing::TestParamInfo<int32_t> &p) {
+							 return std::string(pgkm_method_name(p.param));
+						 });
+
+static const int32_t kBounded[] = {PGKM_METHOD_ELKAN, PGKM_METHOD_HAMERLY, PGKM_METHOD_YINYANG,
+								   PGKM_METHOD_SORT};
+
+INSTANTIATE_TEST_SUITE_P(Methods, DenseAndPruned, ::testing::ValuesIn(kBounded),
 						 [](const ::testing::TestParamInfo<int32_t> &p) {
 							 return std::string(pgkm_method_name(p.param));
 						 });
