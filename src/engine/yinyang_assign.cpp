@@ -35,8 +35,6 @@ namespace pgkm
  * bounds (exact_bounds.h point 6 for the GEMM-form values).
  */
 static constexpr int32_t YY_BATCH = 32;
-/* Wild centroids per pass, at most. */
-static constexpr int32_t YY_WILD = 32;
 
 class YinyangAssign : public BoundedAssign
 {
@@ -108,7 +106,7 @@ protected:
 	bool		would_keep_row(int64_t i) const override
 	{
 		const double u = up(u_[i] + geo_.drift(label_[i]));
-		return sub_down(sub_down_f(glb_[i], extra_max_), lag(t_, tau_[i])) > geo_.margins().thr(u);
+		return sub_down(glb_[i], lag(t_, tau_[i])) > geo_.margins().thr(u);
 	}
 
 	void		assign_rows(int64_t r0, int64_t r1, Scratch &s, int32_t *out) override;
@@ -159,15 +157,6 @@ private:
 	int32_t		now_ = 0;		/* the current (or next) pass since the reset */
 	std::vector<double> cum_up_, cum_lo_;	/* (passes) x (t + 1) cumulative drift bounds */
 	std::vector<float> lag1_;	/* lag(g, now - 1) as floats, the common case */
-	/*
-	 * This pass's wild centroids (the YY_WILD largest drifts, when they
-	 * stand out): each of their groups with the excess of its wild drift
-	 * over its other members' (float, rounded up), subtracted from every
-	 * row's bound of that group in this pass; flat rows lose the largest.
-	 * The cumulative drifts above count only the other members.
-	 */
-	std::vector<std::pair<int32_t, float>> extra_;
-	float		extra_max_ = 0;
 	std::vector<Work> work_;	/* per worker */
 };
 
@@ -207,39 +196,8 @@ YinyangAssign::on_centroids(bool reset, bool passed)
 	cum_lo_.resize(row + t_ + 1);
 	const int32_t k = geo_.k();
 	std::vector<double> gd(t_ + 1, 0.0);
-	/* the wild: the YY_WILD largest drifts, if above twice the next one */
-	std::vector<int32_t> top;
-	extra_.clear();
-	extra_max_ = 0;
-	if (k > 2 * YY_WILD)
-	{
-		std::vector<int32_t> idx(k);
-		for (int32_t c = 0; c < k; c++)
-			idx[c] = c;
-		std::partial_sort(idx.begin(), idx.begin() + YY_WILD + 1, idx.end(), [&](int32_t x, int32_t y) {
-			return geo_.drift(x) > geo_.drift(y) || (geo_.drift(x) == geo_.drift(y) && x < y);
-		});
-		const double next = geo_.drift(idx[YY_WILD]);
-		for (int32_t j = 0; j < YY_WILD; j++)
-			if (geo_.drift(idx[j]) > 2.0 * next)
-				top.push_back(idx[j]);
-	}
-	std::vector<char> wild(k, 0);
-	for (int32_t c : top)
-		wild[c] = 1;
 	for (int32_t c = 0; c < k; c++)
-		if (!wild[c])
-			gd[group_of_[c]] = std::max(gd[group_of_[c]], geo_.drift(c));
-	std::vector<double> ex(t_, 0.0);
-	for (int32_t c : top)
-		ex[group_of_[c]] = std::max(ex[group_of_[c]], geo_.drift(c) - gd[group_of_[c]]);
-	for (int32_t g = 0; g < t_; g++)
-		if (ex[g] > 0)
-		{
-			const float e = to_float_up(up(ex[g]));
-			extra_.push_back({g, e});
-			extra_max_ = std::max(extra_max_, e);
-		}
+		gd[group_of_[c]] = std::max(gd[group_of_[c]], geo_.drift(c));
 	for (int32_t g = 0; g < t_; g++)
 		gd[t_] = std::max(gd[t_], gd[g]);
 	for (int32_t g = 0; g <= t_; g++)
@@ -267,22 +225,6 @@ YinyangAssign::assign_rows(int64_t r0, int64_t r1, Scratch &s, int32_t *out)
 			out[i - r0] = a;
 			u_[i] = u;
 			s.tested++;
-			if (!extra_.empty())
-			{
-				float		glb = glb_[i];
-				if (flat_[i])
-					glb = sub_down_f(glb, extra_max_);
-				else
-				{
-					float	   *lb = &lb_[(size_t) i * tmax_];
-					for (const auto &e : extra_)
-					{
-						lb[e.first] = sub_down_f(lb[e.first], e.second);
-						glb = std::min(glb, lb[e.first]);
-					}
-				}
-				glb_[i] = glb;
-			}
 			if (sub_down(glb_[i], lag(t_, tau_[i])) > m.thr(u))
 			{
 				s.kept++;
