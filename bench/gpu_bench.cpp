@@ -12,11 +12,14 @@
  * same initial centroids.
  *
  *   gpu_bench PLUGIN [--quick] [--cpu-iters N] [--shapes n:d:k,...] [--fast]
- *                    [--force-path fused|tiled|gemm] [--global-sums]
+ *                    [--force-path fused|tiled|gemm] [--global-sums] [--uniform]
  *   gpu_bench PLUGIN --sweep|--paths [--sweep-n N]     (gpu_bench_sweeps.cpp)
  *   gpu_bench PLUGIN --papers                          (gpu_bench_papers.cpp)
  * --fast: fp64-atomic sums instead of deterministic; --force-path,
- * --global-sums: the plugin's measurement switches for the engine table.
+ * --global-sums: the plugin's measurement switches for the engine table;
+ * --uniform: U[0,1)^d rows instead of 64 blobs. fp64/it is the rows per
+ * iteration whose label the plugin decided in fp64 (its label bound left
+ * them open), when the plugin says.
  */
 #include "gpu_bench.h"
 
@@ -29,7 +32,7 @@
 /* The engine table: each shape's iteration against its floor, the CPU engine at 1M rows. */
 static void
 engine_table(const Plugin &pl, const Ceilings &c, const std::string &shapes_arg, bool quick, int cpu_iters,
-			 const pgkm_cuda_config &cfg)
+			 const pgkm_cuda_config &cfg, bool uniform)
 {
 	struct S { int64_t n; int d, k; };
 	std::vector<S> shapes;
@@ -53,12 +56,16 @@ engine_table(const Plugin &pl, const Ceilings &c, const std::string &shapes_arg,
 						shapes.push_back({n, d, k});
 	printf("\n(floor_ms and ratio from the fp32 SGEMM ceiling; x3tf32 = iter / the floor of three TF32 products"
 		   " at the TF32 ceiling, gemm-3xtf32 rows only)\n");
-	printf("\n%9s %4s %5s | %10s %10s %6s %7s %8s | %9s %8s | %10s %12s | %s\n", "n", "d", "k", "iter_ms", "floor_ms",
-		   "ratio", "x3tf32", "launch", "upload_s", "GB/s", "cpu_iter_ms", "inertia/n", "path");
+	printf("\n%9s %4s %5s | %10s %10s %6s %7s %8s | %9s %8s | %10s %12s | %9s | %s  (%s)\n", "n", "d", "k", "iter_ms",
+		   "floor_ms", "ratio", "x3tf32", "launch", "upload_s", "GB/s", "cpu_iter_ms", "inertia/n", "fp64/it", "path",
+		   uniform ? "uniform" : "blobs");
 	std::vector<float> x;
 	for (auto &s : shapes)
 	{
-		make_data(x, s.n, s.d, 12345 + s.d);
+		if (uniform)
+			make_uniform(x, s.n, s.d, 12345 + s.d);
+		else
+			make_data(x, s.n, s.d, 12345 + s.d);
 		LloydPlan	plan;
 		plan.warm = 2;
 		plan.reps = s.n * (double) s.k * s.d > 5e12 ? 4 : 8;
@@ -89,9 +96,10 @@ engine_table(const Plugin &pl, const Ceilings &c, const std::string &shapes_arg,
 		}
 		bool		tc = g.path == "gemm-3xtf32";
 		double		floor_tc = floor_seconds(s.n, s.d, s.k, c.tf32_tflops / 3.0, c.copy_gbs);
-		printf("%9lld %4d %5d | %10.3f %10.3f %6.2f %7.2f %8d | %9.2f %8.1f | %10.1f %12.6g | %s\n", (long long) s.n,
-			   s.d, s.k, g.iter_s * 1e3, floor_s * 1e3, g.iter_s / floor_s, tc ? g.iter_s / floor_tc : NAN, g.launches,
-			   g.create_s, (double) s.n * s.d * 4 / g.create_s / 1e9, cpu_ms, g.last_inertia() / s.n, g.path.c_str());
+		printf("%9lld %4d %5d | %10.3f %10.3f %6.2f %7.2f %8d | %9.2f %8.1f | %10.1f %12.6g | %9.1f | %s\n",
+			   (long long) s.n, s.d, s.k, g.iter_s * 1e3, floor_s * 1e3, g.iter_s / floor_s,
+			   tc ? g.iter_s / floor_tc : NAN, g.launches, g.create_s, (double) s.n * s.d * 4 / g.create_s / 1e9,
+			   cpu_ms, g.last_inertia() / s.n, g.decided, g.path.c_str());
 		fflush(stdout);
 	}
 }
@@ -102,12 +110,12 @@ main(int argc, char **argv)
 	if (argc < 2)
 	{
 		fprintf(stderr, "usage: %s PLUGIN [--quick] [--cpu-iters N] [--shapes n:d:k,...] [--fast] [--force-path P]"
-				" [--global-sums] | --sweep|--paths [--sweep-n N] | --papers\n", argv[0]);
+				" [--global-sums] [--uniform] | --sweep|--paths [--sweep-n N] | --papers\n", argv[0]);
 		return 2;
 	}
 	Plugin		pl;
 	pl.file = argv[1];
-	bool		quick = false, do_sweep = false, do_papers = false, do_paths = false;
+	bool		quick = false, do_sweep = false, do_papers = false, do_paths = false, uniform = false;
 	int64_t		sweep_n = 10000000;
 	int			cpu_iters = 2;
 	std::string shapes_arg;
@@ -124,6 +132,8 @@ main(int argc, char **argv)
 			cfg.deterministic = 0;
 		else if (!strcmp(argv[i], "--global-sums"))
 			cfg.sums = PGKM_CUDA_SUMS_GLOBAL;
+		else if (!strcmp(argv[i], "--uniform"))
+			uniform = true;
 		else if (!strcmp(argv[i], "--force-path") && i + 1 < argc)
 		{
 			const char *p = argv[++i];
@@ -159,6 +169,7 @@ main(int argc, char **argv)
 	}
 	pl.launches = (int (*) (void *)) dlsym(h, "pgkm_cuda_debug_launches");
 	pl.path = (const char *(*) (void *)) dlsym(h, "pgkm_cuda_debug_path");
+	pl.decided = (int64_t (*) (void *)) dlsym(h, "pgkm_cuda_debug_decided");
 	char		info[256];
 	if (pl.api->probe(info, sizeof(info)) != 0)
 	{
@@ -176,6 +187,6 @@ main(int argc, char **argv)
 	else if (do_papers)
 		papers(pl);
 	else
-		engine_table(pl, c, shapes_arg, quick, cpu_iters, cfg);
+		engine_table(pl, c, shapes_arg, quick, cpu_iters, cfg, uniform);
 	return 0;
 }

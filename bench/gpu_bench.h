@@ -23,6 +23,7 @@ struct Plugin
 	const pgkm_cuda_api *api = nullptr;
 	int			(*launches) (void *) = nullptr;
 	const char *(*path) (void *) = nullptr;
+	int64_t		(*decided) (void *) = nullptr;	/* rows the last pass decided in fp64 */
 };
 
 /* Ceilings measured on the card in this process (measure_ceilings). */
@@ -72,6 +73,7 @@ struct LloydTime
 	std::vector<double> inertia;	/* per iteration, warm-up included (centroids before its update) */
 	int			iterations = 0; /* iterations run (CPU: the engine stops when no label changes) */
 	int			launches = -1;
+	double		decided = NAN;	/* GPU: rows decided in fp64 per iteration, mean (NaN: no such export) */
 	std::string path;			/* the plugin's assignment path */
 	double		last_inertia() const { return inertia.empty() ? NAN : inertia.back(); }
 };

@@ -329,13 +329,18 @@ time_gpu(const Plugin &pl, const std::vector<float> &x, int64_t n, int d, int k,
 	out.create_s = now() - t0;
 	if (rc == 0)
 		rc = api->set_centroids(r, c.data(), err, sizeof(err));
+	int64_t		decided = 0;
 	bool		ok = rc == 0 && timed_iterations([&](double *inertia) {
 		pgkm_cuda_iter it {};
 		if (api->iterate(r, &it, c.data(), sz.data(), err, sizeof(err)) != 0)
 			return false;
 		*inertia = it.inertia;
+		if (pl.decided)
+			decided += pl.decided(r);
 		return true;
 	}, plan, &out);
+	if (ok && pl.decided)
+		out.decided = (double) decided / out.iterations;
 	if (ok && plan.assign)
 	{
 		double		a = now();

@@ -301,6 +301,13 @@ pgkm_cuda_debug_streamed(void *h)
 	return h ? !static_cast<Run *>(h)->plan.resident : -1;
 }
 
+/* Rows the last pass decided in fp64 (their float runner-up was within the label bound). */
+extern "C" __attribute__((visibility("default"))) int64_t
+pgkm_cuda_debug_decided(void *h)
+{
+	return h ? static_cast<Run *>(h)->decided : -1;
+}
+
 /* Sample rows of the last k-means++ (0 before one ran). */
 extern "C" __attribute__((visibility("default"))) int64_t
 pgkm_cuda_debug_kpp_rows(void *h)

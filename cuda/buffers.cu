@@ -42,7 +42,7 @@ Buffers::~Buffers()
 	if (s_copy)
 		cudaStreamSynchronize(s_copy);
 	void	   *dev[] = {d_x, d_xlo, d_chunk[0], d_chunk[1], d_chunk_lo[0], d_chunk_lo[1], d_labels, d_cf, d_cf_lo,
-		d_bias, d_mu, d_c64, d_acc, d_partials, d_tile, d_dist2, d_maxabs};
+		d_bias, d_mu, d_c64, d_acc, d_partials, d_tile, d_dist2, d_maxabs, d_norms, d_colrange, d_list, d_list_count};
 	for (void *p : dev)
 		if (p)
 			cudaFree(p);
@@ -81,7 +81,17 @@ tile_bytes(const Run &r)
 	return (size_t) r.plan.tile_rows * r.k * sizeof(float);
 }
 
-/* The buffers each pass fills afresh: chunk copies (streamed), GEMM tile, distances. */
+/* GEMM: the rows whose norms are kept (all resident, a chunk's streamed). */
+static size_t
+norms_bytes(const Run &r)
+{
+	return (size_t) (r.plan.resident ? r.n : r.plan.chunk_rows) * 4;
+}
+
+/*
+ * The buffers each pass fills afresh: chunk copies (streamed), GEMM tile,
+ * distances, TILED's list, and (streamed) the GEMM row norms.
+ */
 void
 ensure_pass_buffers(Run &r)
 {
@@ -97,6 +107,10 @@ ensure_pass_buffers(Run &r)
 		b.d_tile = alloc_as<float>(b, tile_bytes(r));
 	if (!b.d_dist2)
 		b.d_dist2 = alloc_as<double>(b, r.plan.chunk_rows * 8);
+	if (r.plan.path == PATH_GEMM && !b.d_norms)
+		b.d_norms = alloc_as<float>(b, norms_bytes(r));
+	if (r.plan.path == PATH_TILED && !b.d_list)
+		b.d_list = alloc_as<int32_t>(b, r.plan.chunk_rows * 4);
 }
 
 void
@@ -115,8 +129,12 @@ lend_pass_buffers(Run &r)
 	}
 	b.release(b.d_tile, tile_bytes(r));
 	b.release(b.d_dist2, r.plan.chunk_rows * 8);
+	b.release(b.d_norms, norms_bytes(r));
+	b.release(b.d_list, r.plan.chunk_rows * 4);
 	b.d_tile = nullptr;
 	b.d_dist2 = nullptr;
+	b.d_norms = nullptr;
+	b.d_list = nullptr;
 }
 
 void
@@ -140,9 +158,13 @@ allocate_run_buffers(Run &r)
 	b.d_bias = alloc_as<float>(b, (size_t) r.k * 4);
 	b.d_mu = alloc_as<float>(b, (size_t) r.d * 4);
 	b.d_c64 = alloc_as<double>(b, kd * 8);
-	b.d_acc = alloc_as<unsigned long long>(b, (kd + r.k + 2) * 8);
+	b.d_acc = alloc_as<unsigned long long>(b, (kd + r.k + 3) * 8);
 	b.d_partials = alloc_as<double>(b, p.nslots * 8);
 	b.d_maxabs = alloc_as<float>(b, 16);
+	if (p.path == PATH_TILED)
+		b.d_list_count = alloc_as<unsigned int>(b, p.nchunks * 4);
+	if (p.path == PATH_GEMM)
+		b.d_colrange = alloc_as<unsigned int>(b, (size_t) r.d * 8);
 	if (p.path == PATH_GEMM)
 	{
 		if (p.product == PRODUCT_3XTF32)
@@ -162,7 +184,7 @@ allocate_run_buffers(Run &r)
 			b.d_xlo = alloc_as<float>(b, x_bytes);
 	}
 	ensure_pass_buffers(r);
-	CK(cudaMallocHost((void **) &b.h_acc, (kd + r.k + 2) * 8));
+	CK(cudaMallocHost((void **) &b.h_acc, (kd + r.k + 3) * 8));
 	CK(cudaMallocHost((void **) &b.h_cstage, (2 * kd + r.k) * 4));
 	CK(cudaMallocHost((void **) &b.h_c64, kd * 8));
 

@@ -1,8 +1,10 @@
 /*
  * data.cu: a run's view of the caller's rows, set up once at create: the
- * centring point, the rows on the device (resident: copied, scanned, centred
- * and split as the path needs; streamed: scanned chunk by chunk), the
- * fixed-point scale of the sums, and the state before the first pass.
+ * centring point, the rows on the device (resident: copied, scanned, shifted
+ * exactly, the GEMM path's row norms, split for 3xTF32; streamed: scanned
+ * chunk by chunk), the fixed-point scale of the sums, and the state before
+ * the first pass. Whatever the device keeps, the stored rows can be read
+ * back exactly from it: the fp64 label decisions need them.
  */
 #include "chunks.cuh"
 #include "launch.cuh"
@@ -10,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace pgkm_cuda
@@ -29,14 +32,15 @@ centring_point(Run &r)
 		for (int j = 0; j < d; j++)
 			r.mu[j] += row[j];
 	}
-	std::vector<float> muf(d);
+	r.muf.assign(d, 0.0f);
 	for (int j = 0; j < d; j++)
 	{
 		r.mu[j] /= (double) ns;
-		muf[j] = (float) r.mu[j];
-		r.mu[j] = muf[j];		/* the kernels centre by the fp32 value */
+		r.muf[j] = (float) r.mu[j];
+		r.mu[j] = r.muf[j];		/* the kernels centre by the fp32 value */
 	}
-	CK(cudaMemcpy(r.buf.d_mu, muf.data(), (size_t) d * 4, cudaMemcpyHostToDevice));
+	/* on the compute stream, which orders it before the kernels that read it (staged: muf may change after) */
+	CK(cudaMemcpyAsync(r.buf.d_mu, r.muf.data(), (size_t) d * 4, cudaMemcpyHostToDevice, r.buf.s_comp));
 }
 
 /*
@@ -59,21 +63,76 @@ fixed_point_scale(int64_t n, float maxabs)
 	return ldexp(1.0, 61 - ex_n - ex_m);
 }
 
+/*
+ * GEMM path: the centring point becomes the exact shift of each column
+ * (exact_shift, label_bound.h) from its range over every row and the sample
+ * mean, so that the device may keep x - s and read x back exactly.
+ */
+static void
+exact_shift_point(Run &r)
+{
+	const int	d = r.d;
+	std::vector<unsigned int> range(2 * (size_t) d);
+	CK(cudaMemcpy(range.data(), r.buf.d_colrange, (size_t) d * 8, cudaMemcpyDeviceToHost));
+	auto		value = [](unsigned int o) {	/* elementwise.cu's ordered(), inverted */
+		const unsigned int b = o & 0x80000000u ? o & 0x7fffffffu : ~o;
+		float		v;
+		memcpy(&v, &b, 4);
+		return v;
+	};
+	for (int j = 0; j < d; j++)
+	{
+		r.muf[j] = exact_shift(value(range[j]), value(range[d + j]), r.mu[j]);
+		r.mu[j] = r.muf[j];
+	}
+	CK(cudaMemcpyAsync(r.buf.d_mu, r.muf.data(), (size_t) d * 4, cudaMemcpyHostToDevice, r.buf.s_comp));
+	CK(cudaStreamSynchronize(r.buf.s_comp));
+}
+
 void
 prepare_data(Run &r)
 {
 	Buffers    &B = r.buf;
 	const int64_t n = r.n;
 	const int	d = r.d, k = r.k;
+	const bool	gemm = r.plan.path == PATH_GEMM;
 	centring_point(r);
 	CK(cudaMemsetAsync(B.d_maxabs, 0, 16, B.s_comp));
+	if (gemm)					/* min slots at the top, max slots at the bottom */
+	{
+		CK(cudaMemsetAsync(B.d_colrange, 0xff, (size_t) d * 4, B.s_comp));
+		CK(cudaMemsetAsync(B.d_colrange + d, 0, (size_t) d * 4, B.s_comp));
+	}
 	if (r.plan.resident)
 	{
 		const int64_t count = n * (int64_t) d;
 		CK(cudaMemcpyAsync(B.d_x, r.x, (size_t) count * sizeof(float), cudaMemcpyHostToDevice, B.s_comp));
 		launch_maxabs(B.d_x, count, B.d_maxabs, B.s_comp);
-		if (centred_copy(r))
-			launch_center(B.d_x, n, d, B.d_mu, B.s_comp);
+		if (gemm)
+			launch_col_range(B.d_x, n, d, B.d_colrange, B.s_comp);
+	}
+	else
+		for_each_chunk(r, [&](int64_t, int64_t, int64_t rows, int, const float *xp) {
+			launch_maxabs(xp, rows * d, B.d_maxabs, B.s_comp);
+			if (gemm)
+				launch_col_range(xp, rows, d, B.d_colrange, B.s_comp);
+		});
+	CK(cudaStreamSynchronize(B.s_comp));
+	float		maxabs = 0;
+	CK(cudaMemcpy(&maxabs, B.d_maxabs, sizeof(float), cudaMemcpyDeviceToHost));
+	if (!std::isfinite(maxabs))
+		fail(PGKM_ERR_INVALID, "data contains NaN or infinity");
+	r.qscale = fixed_point_scale(n, maxabs);
+	if (gemm)
+		exact_shift_point(r);
+	if (r.plan.resident)
+	{
+		const int64_t count = n * (int64_t) d;
+		if (gemm)				/* kept as x' = x - s, its norms taken before the split */
+		{
+			launch_shift(B.d_x, n, d, B.d_mu, B.s_comp);
+			launch_row_norms(B.d_x, n, d, B.d_norms, B.s_comp);
+		}
 		if (r.plan.product == PRODUCT_3XTF32)
 			launch_split_tf32(B.d_x, B.d_xlo, count, B.s_comp);
 		CK(cudaStreamSynchronize(B.s_comp));
@@ -83,18 +142,6 @@ prepare_data(Run &r)
 			B.registered = nullptr;
 		}
 	}
-	else
-	{
-		for_each_chunk(r, [&](int64_t, int64_t, int64_t rows, int, const float *xp) {
-			launch_maxabs(xp, rows * d, B.d_maxabs, B.s_comp);
-		});
-		CK(cudaStreamSynchronize(B.s_comp));
-	}
-	float		maxabs = 0;
-	CK(cudaMemcpy(&maxabs, B.d_maxabs, sizeof(float), cudaMemcpyDeviceToHost));
-	if (!std::isfinite(maxabs))
-		fail(PGKM_ERR_INVALID, "data contains NaN or infinity");
-	r.qscale = fixed_point_scale(n, maxabs);
 
 	launch_fill_int(B.d_labels, n, -1, B.s_comp);
 	r.cent.assign((size_t) k * d, 0.0);

@@ -1,7 +1,8 @@
 /*
  * elementwise.cu: the small data-parallel kernels around the passes: max |x|
- * (the fixed-point scale), centring, the 3xTF32 split, label fill, and the
- * fixed-order sum of a pass's inertia partials.
+ * (the fixed-point scale), the GEMM path's column ranges, exact shift and row
+ * norms (its label test), the 3xTF32 split, label fill, and the fixed-order
+ * sum of a pass's inertia partials.
  */
 #include "device/reduce.cuh"
 #include "device/tf32.cuh"
@@ -59,13 +60,72 @@ fill_int_kernel(int32_t *p, int64_t n, int32_t v)
 		p[i] = v;
 }
 
-/* x[i][j] -= mu[j] in place (GEMM path: the device copy is centred once). */
+/*
+ * Per row, a warp each: ||x||^2 of the row as kept (GEMM: x' = x - s) in
+ * fp64 (relative error <= gamma^w_{d+1}), scaled past that error and rounded
+ * up to float: the GEMM path's label test (label_bound.cpp, FORM_SHIFTED).
+ */
 __global__ void
-center_kernel(float *x, int64_t count, int d, const float *mu)
+row_norms_kernel(const float *x, int64_t rows, int d, float *out)
+{
+	const int	lane = threadIdx.x & 31;
+	const double up = 1 + 4.0 * (d + 2) * 0x1p-53;
+	for (int64_t r = ((int64_t) blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < rows;
+		 r += ((int64_t) gridDim.x * blockDim.x) >> 5)
+	{
+		const float *xr = x + r * d;
+		double		p = 0;
+		for (int j = lane; j < d; j += 32)
+			p += (double) xr[j] * xr[j];
+		for (int o = 16; o > 0; o >>= 1)
+			p += __shfl_xor_sync(FULL, p, o);
+		if (lane == 0)
+			out[r] = __double2float_ru(p * up);
+	}
+}
+
+/* Float order as unsigned order: the column ranges' atomics. */
+__device__ __forceinline__ unsigned int
+ordered(float v)
+{
+	const unsigned int b = __float_as_uint(v);
+	return b & 0x80000000u ? ~b : b | 0x80000000u;
+}
+
+/*
+ * Per column, the smallest and largest value (range[j], range[d + j], in
+ * ordered() form; range starts as {0xffffffff..., 0...}). Threads over
+ * columns, blocks over row ranges: one atomic per block and column.
+ */
+__global__ void
+col_range_kernel(const float *x, int64_t rows, int d, unsigned int *range)
+{
+	const int64_t per = (rows + gridDim.x - 1) / gridDim.x;
+	const int64_t r0 = (int64_t) blockIdx.x * per, r1 = min(rows, r0 + per);
+	for (int j = threadIdx.x; j < d; j += blockDim.x)
+	{
+		unsigned int lo = 0xffffffffu, hi = 0;
+		for (int64_t r = r0; r < r1; r++)
+		{
+			const unsigned int v = ordered(x[r * d + j]);
+			lo = min(lo, v);
+			hi = max(hi, v);
+		}
+		if (r0 < r1)
+		{
+			atomicMin(range + j, lo);
+			atomicMax(range + d + j, hi);
+		}
+	}
+}
+
+/* x[i][j] -= s[j] in place; exact for the shifts of exact_shift (Sterbenz). */
+__global__ void
+shift_kernel(float *x, int64_t count, int d, const float *s)
 {
 	for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < count;
 		 i += (int64_t) gridDim.x * blockDim.x)
-		x[i] = x[i] - mu[i % d];
+		x[i] = x[i] - s[i % d];
 }
 
 void
@@ -84,12 +144,29 @@ launch_maxabs(const float *x, int64_t count, float *out, cudaStream_t s)
 }
 
 void
-launch_center(float *x, int64_t rows, int d, const float *mu, cudaStream_t s)
+launch_row_norms(const float *x, int64_t rows, int d, float *out, cudaStream_t s)
+{
+	int64_t		g = std::min<int64_t>(8LL * 1024, (rows + 7) / 8);
+	row_norms_kernel<<<(int) std::max<int64_t>(g, 1), 256, 0, s>>>(x, rows, d, out);
+	CKLAUNCH("row_norms_kernel");
+}
+
+void
+launch_col_range(const float *x, int64_t rows, int d, unsigned int *range, cudaStream_t s)
+{
+	const int	threads = std::min(256, (d + 31) / 32 * 32);
+	const int64_t g = std::min<int64_t>(1024, rows);
+	col_range_kernel<<<(int) std::max<int64_t>(g, 1), threads, 0, s>>>(x, rows, d, range);
+	CKLAUNCH("col_range_kernel");
+}
+
+void
+launch_shift(float *x, int64_t rows, int d, const float *shift, cudaStream_t s)
 {
 	int64_t		count = rows * d;
 	int64_t		g = std::min<int64_t>(8LL * 1024, (count + 255) / 256);
-	center_kernel<<<(int) std::max<int64_t>(g, 1), 256, 0, s>>>(x, count, d, mu);
-	CKLAUNCH("center_kernel");
+	shift_kernel<<<(int) std::max<int64_t>(g, 1), 256, 0, s>>>(x, count, d, shift);
+	CKLAUNCH("shift_kernel");
 }
 
 void

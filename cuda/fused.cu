@@ -9,8 +9,15 @@
  * shared memory when they fit (priv_fits: 2 blocks per SM), after the 32 rows
  * of a warp are pre-summed by label (device/warp_groups.cuh), so a shared
  * atomic is paid per (warp, distinct label, column), not per (row, column).
+ *
+ * Labels are exact (label_bound.h): each row keeps its float runner-up too,
+ * and a row whose runner-up is not provably worse is decided in fp64 before
+ * the epilogue by its whole warp (lanes over centroids, one such row after
+ * another): a slow branch taken by few rows on real data (counted in
+ * a.decided), costing about what a fast pass over them would.
  */
 #include "device/distance.cuh"
+#include "device/exact_label.cuh"
 #include "device/sums.cuh"
 #include "device/warp_groups.cuh"
 #include "launch.cuh"
@@ -24,6 +31,35 @@ static constexpr int BLOCK = PASS_THREADS;
 static constexpr int CT_BYTES = 48 * 1024;	/* smem for one centroid tile */
 
 /*
+ * Warp-collective: the fp64 label of row src (as stored) whose float argmin
+ * is bi, float values recomputed in the fast loop's form from the global
+ * centroids (the shared tile may hold only the last of them), then
+ * exact_label.cuh.
+ */
+template <bool DIRECT>
+__device__ __forceinline__ int
+decide_row(const PassArgs &a, const float *src, int bi, double lim)
+{
+	const int	d = a.d;
+	auto		val = [&](int c) {
+		const float *cr = a.cf + (size_t) c * d;
+		float		s = DIRECT ? 0.0f : a.bias[c];
+		for (int j = 0; j < d; j++)
+		{
+			if (DIRECT)
+			{
+				const float t = __fsub_rn(src[j], cr[j]);
+				s = __fadd_rn(s, __fmul_rn(t, t));
+			}
+			else
+				s = fmaf(src[j] - a.mu[j], cr[j], s);
+		}
+		return s;
+	};
+	return warp_exact_label(value_candidates(val, a.k, lim, bi), a.k, bi, src, nullptr, nullptr, a.c64, d);
+}
+
+/*
  * Fused assignment for small d (shape: rows x d, d <= DP <= 64).
  * Grid-stride over groups of BLOCK*PPT rows; each thread keeps PPT rows in
  * registers (zero-padded to DP) and scans the centroids held in shared memory
@@ -32,7 +68,8 @@ static constexpr int CT_BYTES = 48 * 1024;	/* smem for one centroid tile */
  * DIRECT: value = sum((x-c)^2) in fp32 without contraction, bit-identical to
  *         the CPU engine's loop (cf: raw fp32 centroids, k x DP).
  * !DIRECT: value = ||c'||^2 + x'.(-2c') with x' = x - mu (cf: -2c' k x DP,
- *         bias = ||c'||^2), the CPU engine's GEMM form.
+ *         bias = ||c'||^2), the CPU engine's GEMM form, ||c'||^2 starting the
+ *         first of two FMA chains.
  */
 template <int DP, int PPT, bool DIRECT>
 __global__ void __launch_bounds__(BLOCK, 2)
@@ -66,7 +103,7 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 	__syncthreads();
 
 	double		my_inertia = 0;
-	unsigned int my_moved = 0;
+	unsigned int my_moved = 0, my_decided = 0;
 	const int64_t group = (int64_t) BLOCK * PPT;
 	for (int64_t base = (int64_t) blockIdx.x * group; base < a.rows; base += (int64_t) gridDim.x * group)
 	{
@@ -78,7 +115,8 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 		 */
 		constexpr bool ROW_REGS = DIRECT && DP <= 8;
 		float		xr[PPT][DP];
-		float		best[PPT];
+		float		best[PPT], second[PPT];
+		float		x2[DIRECT ? 1 : PPT];	/* DOT: fl(||x'||^2), the label test's */
 		int			bi[PPT];
 		int			old_lbl[ROW_REGS ? PPT : 1];
 #pragma unroll
@@ -90,9 +128,17 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 #pragma unroll
 			for (int j = 0; j < DP; j++)
 				xr[p][j] = (ok && j < d) ? src[j] - (DIRECT ? 0.0f : __ldg(a.mu + j)) : 0.0f;	/* mu: L1, not 32 live registers */
+			if (!DIRECT)
+			{
+				float		q = 0.0f;
+#pragma unroll
+				for (int j = 0; j < DP; j++)
+					q = fmaf(xr[p][j], xr[p][j], q);
+				x2[DIRECT ? 0 : p] = q;
+			}
 			if (ROW_REGS)
 				old_lbl[ROW_REGS ? p : 0] = ok ? a.labels[a.row0 + row] : -1;
-			best[p] = __int_as_float(0x7f800000);	/* +inf */
+			best[p] = second[p] = __int_as_float(0x7f800000);	/* +inf */
 			bi[p] = 0;
 		}
 		for (int c0 = 0; c0 < k; c0 += kt_max)
@@ -104,6 +150,7 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 				load_tile(c0, kt);
 				__syncthreads();
 			}
+#pragma unroll 2			/* the runner-up's two extra operations per pair schedule better in pairs */
 			for (int c = 0; c < kt; c++)
 			{
 				float		cv[DP];
@@ -132,18 +179,20 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 					float		s;
 					if (DIRECT)
 					{
-						s = 0.0f;
+						/* the first square is not added to 0 (the same value: squares are >= +0) */
+						float		t = __fsub_rn(xr[p][0], cv[0]);
+						s = __fmul_rn(t, t);
 #pragma unroll
-						for (int j = 0; j < DP; j++)
+						for (int j = 1; j < DP; j++)
 						{
-							float		t = __fsub_rn(xr[p][j], cv[j]);
+							t = __fsub_rn(xr[p][j], cv[j]);
 							s = __fadd_rn(s, __fmul_rn(t, t));
 						}
 					}
 					else
 					{
-						/* two chains for ILP */
-						float		s0 = 0.0f, s1 = 0.0f;
+						/* two chains for ILP, ||c'||^2 starting the first */
+						float		s0 = bias, s1 = 0.0f;
 #pragma unroll
 						for (int j = 0; j < DP; j += 2)
 						{
@@ -151,13 +200,35 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 							if (j + 1 < DP)
 								s1 = fmaf(xr[p][j + 1], cv[j + 1], s1);
 						}
-						s = bias + (s0 + s1);
+						s = s0 + s1;
 					}
-					if (s < best[p])
-					{
-						best[p] = s;
-						bi[p] = c0 + c;
-					}
+					/* best (lowest index on ties) and runner-up */
+					const bool	lt = s < best[p];
+					second[p] = fminf(second[p], lt ? best[p] : s);
+					best[p] = lt ? s : best[p];
+					bi[p] = lt ? c0 + c : bi[p];
+				}
+			}
+		}
+		/* rows the label bound leaves open: decided by the warp, one after another */
+#pragma unroll
+		for (int p = 0; p < PPT; p++)
+		{
+			const int64_t row = base + (int64_t) p * BLOCK + threadIdx.x;
+			const double lim = row < a.rows ? label_limit(a.test, best[p], DIRECT ? 0.0f : x2[DIRECT ? 0 : p])
+				: INFINITY;
+			unsigned	open = __ballot_sync(FULL, row < a.rows && !(second[p] > lim));
+			while (open)
+			{
+				const int	l = __ffs(open) - 1;
+				open &= open - 1;
+				const int64_t r = __shfl_sync(FULL, row, l);
+				const int	lbl = decide_row<DIRECT>(a, a.x + r * d, __shfl_sync(FULL, bi[p], l),
+													 __shfl_sync(FULL, lim, l));
+				if ((int) (threadIdx.x & 31) == l)
+				{
+					bi[p] = lbl;
+					my_decided++;
 				}
 			}
 		}
@@ -174,9 +245,9 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 		{
 			int64_t		row = base + (int64_t) p * BLOCK + threadIdx.x;
 			const bool	ok = row < a.rows;
-			const int	lbl = ok ? bi[p] : -1;
 			const float *src = a.x + (ok ? row : 0) * d;
 			unsigned long long *dst = a.priv ? pacc : a.acc;
+			const int	lbl = ok ? bi[p] : -1;
 			if (ok)
 			{
 				int64_t		g = a.row0 + row;
@@ -226,6 +297,8 @@ fused_kernel(PassArgs a, int64_t slot_base, int kt_max)
 			}
 		}
 	}
+	if (my_decided)
+		atomicAdd(a.decided, (unsigned long long) my_decided);
 	finish_pass_block(a, slot_base, my_inertia, my_moved, red, &moved_sh, pacc, nacc);
 }
 

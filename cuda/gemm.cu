@@ -1,12 +1,18 @@
 /*
  * gemm.cu: the GEMM path (d > 64 outside the TILED range, and large k). The
- * device rows are centred in place (x' = x - mu), so per tile of rows cuBLAS
- * writes -2 x'.c' (fp32 SGEMM, or 3xTF32 where d, k >= 512; plan.cpp) into a
- * tile kept near 16 MB so it stays in L2, and a warp-per-row kernel takes the
- * argmin. The n x k matrix is never written in full. For d <= 1024 the
- * kernel writes labels only and the chunk's sorted update follows
- * (sorted_update.cu); wider rows add themselves to the sums in the kernel.
+ * device rows are shifted in place by the exact shift s (x' = x - s, exact,
+ * so x = x' + s is read back for the fp64 decisions, sums and distances;
+ * 3xTF32 keeps x' as hi + lo, also exact). Per tile of rows cuBLAS writes
+ * -2 x'.c' (fp32 SGEMM, or 3xTF32 where d, k >= 512; plan.cpp) into a tile
+ * kept near 16 MB so it stays in L2, and a warp-per-row kernel takes the
+ * argmin of ||c'||^2 - 2 x'.c'. The n x k matrix is never written in full.
+ * For d <= 1024 the kernel writes labels only and the chunk's sorted update
+ * follows (sorted_update.cu); wider rows add themselves to the sums in the
+ * kernel. Labels are exact (label_bound.h): a row whose float runner-up is
+ * not provably worse is decided by its warp in fp64 at once, the candidates
+ * read from the tile (warp-uniform, so no lane waits on another).
  */
+#include "device/exact_label.cuh"
 #include "device/sums.cuh"
 #include "launch.cuh"
 
@@ -40,34 +46,39 @@ tile_argmin_kernel(PassArgs a, int64_t slot_base)
 	__syncthreads();
 
 	double		my_inertia = 0;
-	unsigned int my_moved = 0;
+	unsigned int my_moved = 0, my_decided = 0;	/* my_decided: every lane of the warp counts */
 	const int64_t wpg = (int64_t) gridDim.x * (BLOCK / 32);
 	for (int64_t row = (int64_t) blockIdx.x * (BLOCK / 32) + warp; row < a.rows; row += wpg)
 	{
 		const float *t = a.tile + row * k;
-		float		best = __int_as_float(0x7f800000);
+		float		best = __int_as_float(0x7f800000), second = best;
 		int			bi = 0x7fffffff;
 		for (int c = lane; c < k; c += 32)
 		{
 			float		v = a.bias[c] + t[c];
-			if (v < best)
-			{
-				best = v;
-				bi = c;
-			}
+			const bool	lt = v < best;
+			second = fminf(second, lt ? best : v);
+			best = lt ? v : best;
+			bi = lt ? c : bi;
 		}
 		for (int o = 16; o > 0; o >>= 1)
 		{
 			float		ov = __shfl_xor_sync(0xffffffffu, best, o);
 			int			oi = __shfl_xor_sync(0xffffffffu, bi, o);
-			if (ov < best || (ov == best && oi < bi))
-			{
-				best = ov;
-				bi = oi;
-			}
+			float		ov2 = __shfl_xor_sync(0xffffffffu, second, o);
+			merge_best2(best, bi, second, ov, oi, ov2);
 		}
 		if (bi >= k)
 			bi = 0;				/* all values NaN: cannot happen on finite data */
+		const float *src = a.x + row * d;
+		const float *lo = a.xlo ? a.xlo + row * d : nullptr;
+		const double lim = label_limit(a.test, best, a.norms[row]);
+		if (!(second > lim))	/* warp-uniform */
+		{
+			auto		val = [&](int c) { return a.bias[c] + t[c]; };	/* the row's values, read again (L1) */
+			bi = warp_exact_label(value_candidates(val, k, lim, bi), k, bi, src, lo, a.shift, a.c64, d);
+			my_decided++;
+		}
 		if (!UPDATE)
 		{
 			if (lane == 0)
@@ -79,20 +90,18 @@ tile_argmin_kernel(PassArgs a, int64_t slot_base)
 			}
 			continue;
 		}
-		const float *src = a.x + row * d;
-		const float *lo = a.xlo ? a.xlo + row * d : nullptr;
 		const double *c = a.c64 + (size_t) bi * d;
 		double		e = 0;
 		for (int j = lane; j < d; j += 32)
 		{
-			double		u = (double) (lo ? src[j] + lo[j] : src[j]) - c[j];
+			double		u = (double) stored_value(src, lo, a.shift, j) - c[j];
 			e += u * u;
 		}
 		for (int o = 16; o > 0; o >>= 1)
 			e += __shfl_xor_sync(0xffffffffu, e, o);
 		unsigned long long *dst = a.priv ? pacc : a.acc;
 		for (int j = lane; j < d; j += 32)
-			acc_add(dst, (int64_t) bi * d + j, lo ? src[j] + lo[j] : src[j], a.det, a.qscale);
+			acc_add(dst, (int64_t) bi * d + j, stored_value(src, lo, a.shift, j), a.det, a.qscale);
 		if (lane == 0)
 		{
 			int64_t		g = a.row0 + row;
@@ -105,6 +114,8 @@ tile_argmin_kernel(PassArgs a, int64_t slot_base)
 			acc_count(dst, (int64_t) k * d + bi, a.det);
 		}
 	}
+	if (lane == 0 && my_decided)
+		atomicAdd(a.decided, (unsigned long long) my_decided);
 	if (!UPDATE)
 	{
 		if (my_moved)
@@ -164,6 +175,7 @@ launch_gemm_pass(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t s)
 		b.rows = tr;
 		b.row0 = a.row0 + t0;
 		b.dist2 = a.dist2 ? a.dist2 + t0 : nullptr;
+		b.norms = a.norms + t0;
 		b.tile = r.buf.d_tile;
 		int			grid = (int) std::max<int64_t>(1, std::min<int64_t>(p.grid, (tr + 7) / 8));
 		size_t		smem = b.priv ? priv_bytes(r.d, r.k) : 0;

@@ -219,9 +219,9 @@ kmeanspp(Run &r, uint64_t seed, double *centroids)
 			memcpy(hp + i * d, r.x + (all ? i : rows[i]) * d, (size_t) d * 4);
 		float	   *dx = (float *) B.alloc((size_t) ns * d * 4);
 		CK(cudaMemcpyAsync(dx, hp, (size_t) ns * d * 4, cudaMemcpyHostToDevice, s));
-		/* every row streamed: seed on the rows as a resident run holds them */
-		if (all && !r.plan.resident && centred_copy(r) && r.plan.product != PRODUCT_3XTF32)
-			launch_center(dx, ns, d, r.buf.d_mu, s);
+		/* every row streamed: seed on the rows as a resident run keeps them (GEMM: shifted, exactly) */
+		if (all && !r.plan.resident && r.plan.path == PATH_GEMM && r.plan.product != PRODUCT_3XTF32)
+			launch_shift(dx, ns, d, r.buf.d_mu, s);
 		xs = dx;
 	}
 	const int	nb = (int) std::min<int64_t>(1024, (ns + KB - 1) / KB);

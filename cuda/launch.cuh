@@ -21,6 +21,9 @@ void		launch_gemm_pass(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_
 /* tiled.cu: tiled product + argmin, then the sorted update. */
 void		launch_tiled_pass(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s);
 
+/* exact_labels.cu: the fp64 labels of the rows the TILED kernel listed. */
+void		launch_decide_listed(Run &r, const PassArgs &a, cudaStream_t s);
+
 /* sorted_update.cu: sums, counts and exact distances of a chunk whose labels are written. */
 void		launch_sorted_update(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s);
 
@@ -28,7 +31,9 @@ void		launch_sorted_update(Run &r, const PassArgs &a, int64_t slot_base, cudaStr
 void		launch_reduce_partials(const double *partials, int64_t nslots, double *out, cudaStream_t s);
 void		launch_maxabs(const float *x, int64_t count, float *out, cudaStream_t s);
 void		launch_fill_int(int32_t *p, int64_t n, int32_t v, cudaStream_t s);
-void		launch_center(float *x, int64_t rows, int d, const float *mu, cudaStream_t s);
+void		launch_row_norms(const float *x, int64_t rows, int d, float *out, cudaStream_t s);
+void		launch_col_range(const float *x, int64_t rows, int d, unsigned int *range, cudaStream_t s);
+void		launch_shift(float *x, int64_t rows, int d, const float *shift, cudaStream_t s);
 void		launch_split_tf32(float *x, float *lo, int64_t count, cudaStream_t s);
 
 /* pass.cu: opt a kernel in to smem bytes of dynamic shared memory (above 48 KB). */

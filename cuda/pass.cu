@@ -53,7 +53,8 @@ allow_smem(const void *kernel, const Run &r, size_t smem)
 /*
  * Uploads the current centroids in the layouts the path needs, from pinned
  * staging and without a synchronize: the pass queued behind it on the same
- * stream orders it, and it saves a host round trip per iteration.
+ * stream orders it, and it saves a host round trip per iteration. Also sets
+ * the label test of these centroids (label_bound.h).
  */
 static void
 upload_centroids(Run &r)
@@ -75,17 +76,19 @@ upload_centroids(Run &r)
 				cf[(size_t) c * d + j] = (float) cc[j];
 			else
 			{
-				float		v = (float) (cc[j] - r.mu[j]);
+				float		v = (float) (cc[j] - r.mu[j]);	/* GEMM: mu is the rows' exact shift */
 				nrm += (double) v * v;
-				/* DOT: -2c' (x' centred in the kernel); GEMM, TILED: c' (the -2 comes later) */
-				cf[(size_t) c * d + j] = path == PATH_DOT ? -2.0f * v : v;
+				cf[(size_t) c * d + j] = v;
 			}
 		}
 		bias[c] = (float) nrm;
 	}
+	r.test = label_test(path, r.plan.product, r.cent.data(), r.muf.data(), cf, bias, k, d);
+	if (path == PATH_DOT)		/* -2c': x' centred in the kernel; GEMM, TILED: c' (the -2 comes later) */
+		for (size_t i = 0; i < kd; i++)
+			cf[i] *= -2.0f;
+	memcpy(B.h_c64, r.cent.data(), kd * sizeof(double));
 	double	   *c64 = B.h_c64;
-	for (size_t i = 0; i < kd; i++)
-		c64[i] = centred_copy(r) ? r.cent[i] - r.mu[i % d] : r.cent[i];
 	if (r.plan.product == PRODUCT_3XTF32)
 	{
 		float	   *cf_lo = B.h_cstage + kd + k;
@@ -142,19 +145,26 @@ run_pass(Run &r, int32_t *labels_out, double *dist2_out)
 	if (r.cent_dirty)
 		upload_centroids(r);
 	size_t		nacc = (size_t) k * d + k;
-	/* acc, moved, inertia are contiguous: one memset, one copy back */
-	CK(cudaMemsetAsync(B.d_acc, 0, (nacc + 2) * sizeof(unsigned long long), B.s_comp));
+	/* acc, moved, inertia, decided are contiguous: one memset, one copy back */
+	CK(cudaMemsetAsync(B.d_acc, 0, (nacc + 3) * sizeof(unsigned long long), B.s_comp));
 	CK(cudaMemsetAsync(B.d_partials, 0, r.plan.nslots * sizeof(double), B.s_comp));
 	r.launches += 2;
+	if (B.d_list_count)
+	{
+		CK(cudaMemsetAsync(B.d_list_count, 0, r.plan.nchunks * sizeof(unsigned int), B.s_comp));
+		r.launches++;
+	}
 	const int64_t slots_per_chunk = r.plan.nslots / r.plan.nchunks;
 	const bool	split = r.plan.product == PRODUCT_3XTF32;
+	const bool	gemm = r.plan.path == PATH_GEMM;
 	for_each_chunk(r, [&](int64_t c, int64_t r0, int64_t rows, int b, const float *xp) {
 		if (!r.plan.resident)
 		{
-			if (centred_copy(r))
+			if (gemm)			/* kept as x' = x - s (exact), its norms taken before the split */
 			{
-				launch_center(B.d_chunk[b], rows, d, B.d_mu, B.s_comp);
-				r.launches++;
+				launch_shift(B.d_chunk[b], rows, d, B.d_mu, B.s_comp);
+				launch_row_norms(B.d_chunk[b], rows, d, B.d_norms, B.s_comp);
+				r.launches += 2;
 			}
 			if (split)
 			{
@@ -181,6 +191,18 @@ run_pass(Run &r, int32_t *labels_out, double *dist2_out)
 		a.det = r.settings.deterministic ? 1 : 0;
 		if (split)
 			a.xlo = r.plan.resident ? B.d_xlo + r0 * d : B.d_chunk_lo[b];
+		a.test = r.test;
+		a.decided = B.d_acc + nacc + 2;
+		if (gemm)
+		{
+			a.shift = B.d_mu;
+			a.norms = r.plan.resident ? B.d_norms + r0 : B.d_norms;
+		}
+		if (B.d_list_count)
+		{
+			a.list = B.d_list;
+			a.list_count = B.d_list_count + c;
+		}
 		launch_pass_chunk(r, a, c * slots_per_chunk, B.s_comp);
 		if (dist2_out)
 		{
@@ -189,7 +211,7 @@ run_pass(Run &r, int32_t *labels_out, double *dist2_out)
 		}
 	});
 	launch_reduce_partials(B.d_partials, r.plan.nslots, reinterpret_cast<double *>(B.d_acc + nacc + 1), B.s_comp);
-	CK(cudaMemcpyAsync(B.h_acc, B.d_acc, (nacc + 2) * sizeof(unsigned long long), cudaMemcpyDeviceToHost, B.s_comp));
+	CK(cudaMemcpyAsync(B.h_acc, B.d_acc, (nacc + 3) * sizeof(unsigned long long), cudaMemcpyDeviceToHost, B.s_comp));
 	if (labels_out)
 	{
 		CK(cudaMemcpyAsync(labels_out, B.d_labels, r.n * sizeof(int32_t), cudaMemcpyDeviceToHost, B.s_comp));
@@ -198,6 +220,7 @@ run_pass(Run &r, int32_t *labels_out, double *dist2_out)
 	r.launches += 2;
 	CK(cudaStreamSynchronize(B.s_comp));
 	CK(cudaGetLastError());
+	r.decided = (int64_t) B.h_acc[nacc + 2];
 }
 
 /* Host view of the pass's sums (fixed point or fp64) and counts. */
@@ -249,12 +272,7 @@ read_update(Run &r, pgkm_cuda_iter *out, double *centroids, int64_t *sizes)
 			continue;
 		}
 		for (int j = 0; j < d; j++)
-		{
-			double		v = acc_value(r, (size_t) c * d + j) / (double) cnt;
-			if (centred_copy(r))
-				v += r.mu[j];
-			dst[j] = v;
-		}
+			dst[j] = acc_value(r, (size_t) c * d + j) / (double) cnt;
 	}
 	make_current(r, centroids);
 }

@@ -5,6 +5,8 @@
 #ifndef PGKM_CUDA_PASS_ARGS_H
 #define PGKM_CUDA_PASS_ARGS_H
 
+#include "label_bound.h"
+
 #include <cstdint>
 
 namespace pgkm_cuda
@@ -18,8 +20,8 @@ struct PassArgs
 	int32_t		d, k;
 	const float *cf;			/* centroids for the argmin (layout per path) */
 	const float *bias;			/* k, DOT / GEMM / TILED */
-	const float *mu;			/* d, centring point (DOT, TILED) */
-	const double *c64;			/* k x d fp64 centroids (exact distance), in x's frame */
+	const float *mu;			/* d, centring point (DOT, TILED, and the decisions of TILED rows) */
+	const double *c64;			/* k x d fp64 centroids: labels, exact distances */
 	int32_t    *labels;			/* n, global */
 	double	   *dist2;			/* rows, or NULL */
 	unsigned long long *acc;	/* k*d sums then k counts (fixed point or fp64 bits) */
@@ -27,7 +29,13 @@ struct PassArgs
 	double	   *partials;		/* inertia partials, one per block */
 	unsigned long long *moved;
 	const float *tile;			/* GEMM: rows x k of -2 x.c' */
-	const float *xlo;			/* GEMM 3xTF32: x' = x + xlo (x holds the TF32 part), or NULL */
+	const float *xlo;			/* GEMM 3xTF32: the row is x + xlo (x holds its TF32 part), or NULL */
+	LabelTest	test;			/* when a float argmin is the exact label (label_bound.h) */
+	const float *shift;			/* GEMM: the exact shift s of the kept rows (x = x' + s), else NULL */
+	const float *norms;			/* GEMM: per row of the chunk, ||x'||^2 rounded up */
+	int32_t    *list;			/* TILED: chunk rows left to decide in fp64 */
+	unsigned int *list_count;	/* TILED: how many, this chunk */
+	unsigned long long *decided;	/* rows decided in fp64 this pass */
 	int			priv;			/* accumulate in shared memory first */
 	int			agg;			/* fused kernel: pre-sum a warp's rows by label */
 	int			det;			/* deterministic fixed-point sums */

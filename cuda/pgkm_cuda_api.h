@@ -8,9 +8,9 @@
  * PGKM_CUDA_ABI_VERSION on any change to a struct or enum here; the loader
  * refuses a plugin whose version differs.
  *
- * Semantics match the CPU engine operation for operation, so that the same
- * initial centroids give the same sequence of labels (up to floating-point
- * near-ties) on either engine:
+ * Semantics match the CPU engine's, so that the same initial centroids give
+ * the same sequence of labels on either engine (each row's label is the fp64
+ * argmin of the CPU engine's sqdist_exact, lowest index on exact ties):
  *   create -> (init_kmeanspp | set_centroids) -> iterate* -> assign -> destroy
  * Every function returns 0 on success, or a nonzero PGKM_ERR_* / PGKM_INTERRUPTED
  * status (pgkm_engine.h) with a message in err. No exception escapes.

@@ -214,13 +214,20 @@ finish_plan(Plan &p, int64_t n, int d, int k, const Settings &s, const DeviceLim
 	/* what buffers.cu allocates, in its order */
 	const int64_t kd = (int64_t) k * d;
 	int64_t		b = counted(n * 4) + counted(kd * 4) + counted((int64_t) k * 4) + counted((int64_t) d * 4) +
-		counted(kd * 8) + counted((kd + k + 2) * 8) + counted(p.nslots * 8) + counted(16) + counted(p.chunk_rows * 8);
+		counted(kd * 8) + counted((kd + k + 3) * 8) + counted(p.nslots * 8) + counted(16) + counted(p.chunk_rows * 8);
 	if (p.path == PATH_GEMM)
 		b += counted(p.tile_rows * k * 4) + (p.product == PRODUCT_3XTF32 ? counted(kd * 4) : 0);
+	/* the label test's state: GEMM column ranges and row norms, TILED's list of rows to decide */
+	const int64_t norms = p.path == PATH_GEMM ? counted((p.resident ? n : p.chunk_rows) * 4) : 0;
+	const int64_t list = p.path == PATH_TILED ? counted(p.chunk_rows * 4) : 0;
+	if (p.path == PATH_TILED)
+		b += counted(p.nchunks * 4);
+	if (p.path == PATH_GEMM)
+		b += counted((int64_t) d * 8);
 	const int64_t x_bytes = n * (int64_t) d * 4;
 	const int64_t chunks = 2 * p.x_copies * counted(p.chunk_rows * d * 4);
-	p.pass_bytes = b + (p.resident ? p.x_copies * counted(x_bytes) : chunks);
-	p.loan_bytes = p.resident ? 0 : chunks + counted(p.chunk_rows * 8) +
+	p.pass_bytes = b + norms + list + (p.resident ? p.x_copies * counted(x_bytes) : chunks);
+	p.loan_bytes = p.resident ? 0 : chunks + counted(p.chunk_rows * 8) + norms + list +
 		(p.path == PATH_GEMM ? counted(p.tile_rows * k * 4) : 0);
 }
 
@@ -236,7 +243,7 @@ try_plan(int64_t n, int d, int k, const Settings &s, const DeviceLimits &dev, in
 	p.kpp_rows = kpp_sample_rows(n, k);
 
 	const int64_t kd = (int64_t) k * d;
-	int64_t		fixed = n * 4 + kd * 4 + k * 4 + (int64_t) d * 4 + kd * 8 + (kd + k + 2) * 8 + 64;
+	int64_t		fixed = n * 4 + kd * 4 + k * 4 + (int64_t) d * 4 + kd * 8 + (kd + k + 3) * 8 + 64;
 	if (p.path == PATH_GEMM)
 	{
 		/* tile of -2 x.c' kept near 16 MB so it stays in L2 between GEMM and argmin */
@@ -265,7 +272,8 @@ try_plan(int64_t n, int d, int k, const Settings &s, const DeviceLimits &dev, in
 	p.resident = false;
 	const int64_t tile_fixed = p.tile_rows * k * 4;
 	const int64_t left = budget - (fixed - tile_fixed) - (256LL << 10);
-	const int64_t per_row_out = 8;	/* dist2 */
+	/* dist2, and the label test's GEMM norms or TILED list */
+	const int64_t per_row_out = 8 + (p.path == PATH_GEMM || p.path == PATH_TILED ? 4 : 0);
 	const int64_t per_row = 2LL * p.x_copies * d * 4 + per_row_out;
 	int64_t		rows = left > 0 ? left / (per_row + (p.tile_rows > 0 ? 4LL * k : 0)) : 0;
 	if (p.tile_rows > 0 && rows > 0)

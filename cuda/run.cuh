@@ -8,6 +8,7 @@
 #define PGKM_CUDA_RUN_CUH
 
 #include "failure.h"
+#include "label_bound.h"
 #include "pgkm_cuda_api.h"
 #include "plan.h"
 
@@ -35,21 +36,25 @@ struct Buffers
 	int64_t		budget = 0;		/* bytes the run may hold (plan.budget) */
 	size_t		allocated = 0;	/* bytes it holds */
 
-	float	   *d_x = nullptr;	/* resident rows (GEMM path: centred; 3xTF32: TF32 part) */
-	float	   *d_xlo = nullptr;	/* 3xTF32: x' - tf32(x'), resident */
+	float	   *d_x = nullptr;	/* resident rows as stored (3xTF32: their TF32 part) */
+	float	   *d_xlo = nullptr;	/* 3xTF32: x - tf32(x), resident */
 	float	   *d_chunk[2] = {nullptr, nullptr};	/* streamed rows, double-buffered */
 	float	   *d_chunk_lo[2] = {nullptr, nullptr};	/* 3xTF32: their low parts */
 	int32_t    *d_labels = nullptr;
 	float	   *d_cf = nullptr;	/* centroids in the path's layout */
 	float	   *d_cf_lo = nullptr;	/* 3xTF32: c' - tf32(c') */
-	float	   *d_bias = nullptr;	/* ||c'||^2 */
-	float	   *d_mu = nullptr; /* centring point, fp32 */
-	double	   *d_c64 = nullptr;	/* fp64 centroids in the frame of the rows */
-	unsigned long long *d_acc = nullptr;	/* k*d sums, k counts, moved, inertia */
+	float	   *d_bias = nullptr;	/* ||c'||^2 (GEMM: + 2 mu.c') */
+	float	   *d_mu = nullptr; /* centring point, fp32 (GEMM: the rows' exact shift) */
+	double	   *d_c64 = nullptr;	/* fp64 centroids */
+	unsigned long long *d_acc = nullptr;	/* k*d sums, k counts, moved, inertia, rows decided in fp64 */
 	double	   *d_partials = nullptr;	/* inertia, one per block and launch */
 	float	   *d_tile = nullptr;	/* GEMM: -2 x'.c' of one row tile */
 	double	   *d_dist2 = nullptr;	/* one chunk's distances, for assign() */
 	float	   *d_maxabs = nullptr;
+	float	   *d_norms = nullptr;	/* GEMM: per row ||x'||^2 (resident: all rows; streamed: a chunk's) */
+	unsigned int *d_colrange = nullptr;	/* GEMM: per column min and max (create) */
+	int32_t    *d_list = nullptr;	/* TILED: a chunk's rows left to decide in fp64 */
+	unsigned int *d_list_count = nullptr;	/* TILED: one count per chunk, zeroed per pass */
 
 	cudaStream_t s_comp = nullptr, s_copy = nullptr;
 	cudaEvent_t ev_copy[2] = {nullptr, nullptr}, ev_done[2] = {nullptr, nullptr};
@@ -87,23 +92,15 @@ struct Run
 
 	/* host state */
 	std::vector<double> cent;	/* k x d current centroids */
-	std::vector<double> mu;		/* d: centring point (sample mean, fp32 values) */
+	std::vector<double> mu;		/* d: centring point (sample mean, fp32 values; GEMM: exact_shift) */
+	std::vector<float> muf;		/* the same, as fp32 */
+	LabelTest	test {};		/* the label test of the current centroids (label_bound.h) */
+	int64_t		decided = 0;	/* rows the last pass decided in fp64 */
 	double		qscale = 1.0;	/* fixed-point scale of the sums */
 	bool		cent_dirty = true;	/* cent not yet uploaded */
 	int			launches = 0;	/* kernel launches + copies of the last pass */
 	int64_t		kpp_rows_used = 0;	/* sample rows of the last k-means++ */
 };
-
-/*
- * The GEMM path runs on a device copy of x centred in place (cuBLAS reads x'
- * directly), so its exact distances and sums are of x' and mu is added back
- * to the means. The other paths keep x as given and centre in registers.
- */
-inline bool
-centred_copy(const Run &r)
-{
-	return r.plan.path == PATH_GEMM;
-}
 
 /*
  * buffers.cu: every buffer of the plan. A streamed run lends the buffers each

@@ -9,6 +9,7 @@
  * the sort's unstable order cannot change them); inertia is summed per row in
  * window order, so deterministic mode stays bit-identical run to run.
  */
+#include "device/distance.cuh"
 #include "device/sums.cuh"
 #include "launch.cuh"
 
@@ -25,7 +26,8 @@ static constexpr size_t SU_ROW_BYTES = 4 + 2 + 8;
 
 /*
  * Update after the labels of a chunk are written (shape: x rows x d as the
- * path keeps it, c64 in the same frame, d <= 32 CPL): per window of W rows, a
+ * path keeps it, read back as stored by XM: 0 as kept, 1 shifted (GEMM),
+ * 2 split and shifted (GEMM 3xTF32); d <= 32 CPL): per window of W rows, a
  * counting sort by label in shared memory; warp w takes sorted positions
  * [w W/8, (w+1) W/8) with lanes over columns, accumulating each lane's columns
  * in registers (fixed point when DET, fp64 otherwise) and flushing them with
@@ -33,9 +35,9 @@ static constexpr size_t SU_ROW_BYTES = 4 + 2 + 8;
  * global ones whenever the label changes: at most min(k, W) + 8 flushes per
  * window instead of one per row. The same walk computes each row's exact fp64
  * distance (inertia, dist2). Dynamic shared memory: [private sums if a.priv]
- * [k counters][W labels][W positions][W distances].
+ * [k counters][W labels][W positions][W distances][d shift if XM == 1].
  */
-template <int CPL, bool DET, int W, bool SPLIT>
+template <int CPL, bool DET, int W, int XM>
 __global__ void __launch_bounds__(SU_THREADS, 2)
 sorted_update_kernel(PassArgs a, int64_t slot_base)
 {
@@ -51,10 +53,14 @@ sorted_update_kernel(PassArgs a, int64_t slot_base)
 	int32_t    *lbl_s = cnt + (k + 3) / 4 * 4;
 	int16_t    *order_s = reinterpret_cast<int16_t *>(lbl_s + W);
 	double	   *e_s = reinterpret_cast<double *>(order_s + W);
+	float	   *shift_s = reinterpret_cast<float *>(e_s + W);	/* XM == 1: the rows' shift, d */
 	unsigned long long *dst = a.priv ? pacc : a.acc;
 	const int	lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 
 	start_pass_block(a, &moved_sh, pacc, nacc);
+	if (XM == 1)
+		for (int j = threadIdx.x; j < d; j += SU_THREADS)
+			shift_s[j] = a.shift[j];
 
 	double		my_inertia = 0;
 	static_assert(W <= 32768, "positions are int16");
@@ -124,12 +130,13 @@ sorted_update_kernel(PassArgs a, int64_t slot_base)
 		};
 		auto		load_row = [&](int p, float (&v)[CPL]) {
 			const float *src = a.x + (tile0 + order_s[p]) * d;
-			const float *lo = SPLIT ? a.xlo + (tile0 + order_s[p]) * d : nullptr;	/* GEMM 3xTF32: x' = x + lo */
+			const float *lo = XM == 2 ? a.xlo + (tile0 + order_s[p]) * d : nullptr;
 #pragma unroll
 			for (int m = 0; m < CPL; m++)
 			{
 				int			col = lane + 32 * m;
-				v[m] = col < d ? (SPLIT ? src[col] + lo[col] : src[col]) : 0.0f;
+				/* the stored value; XM == 1 adds its shift back below (fewer live registers) */
+				v[m] = col < d ? stored_value(src, lo, XM == 2 ? a.shift : nullptr, col) : 0.0f;
 			}
 		};
 		if (PREFETCH && p0 < p1)
@@ -166,6 +173,8 @@ sorted_update_kernel(PassArgs a, int64_t slot_base)
 				int			col = lane + 32 * m;
 				if (col < d)
 				{
+					if (XM == 1)	/* the stored value, exactly (stored_value) */
+						cv[m] = __fadd_rn(cv[m], shift_s[col]);
 					double		u = (double) cv[m] - c[col];
 					e += u * u;
 					if (DET)
@@ -205,8 +214,9 @@ static void
 launch_update_t(Run &r, const PassArgs &a, int64_t slot_base, size_t smem, cudaStream_t s)
 {
 	int			grid = (int) std::max<int64_t>(1, std::min<int64_t>(r.plan.grid, (a.rows + W - 1) / W));
-	/* x' in two parts (GEMM 3xTF32): its own instances, so TILED's registers stay as they were */
-	auto		kernel = a.xlo ? sorted_update_kernel<CPL, DET, W, true> : sorted_update_kernel<CPL, DET, W, false>;
+	/* the GEMM path's shifted (and split) rows: their own instances, so TILED's registers stay as they were */
+	auto		kernel = a.xlo ? sorted_update_kernel<CPL, DET, W, 2>
+		: a.shift ? sorted_update_kernel<CPL, DET, W, 1> : sorted_update_kernel<CPL, DET, W, 0>;
 	allow_smem((const void *) kernel, r, smem);
 	kernel<<<grid, SU_THREADS, smem, s>>>(a, slot_base);
 	CKLAUNCH("sorted_update_kernel");
@@ -223,9 +233,10 @@ launch_sorted_update(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t
 {
 	PassArgs	a = a0;
 	size_t		cnt_bytes = ((size_t) r.k * 4 + 15) / 16 * 16;
-	a.priv = priv_fits(r.settings, r.limits, r.d, r.k, cnt_bytes + 1024 * SU_ROW_BYTES) ? 1 : 0;
+	const size_t shift_bytes = a.shift && !a.xlo ? (size_t) r.d * 4 : 0;	/* XM == 1's copy */
+	a.priv = priv_fits(r.settings, r.limits, r.d, r.k, cnt_bytes + 1024 * SU_ROW_BYTES + shift_bytes) ? 1 : 0;
 	const int	w = a.priv ? 1024 : 4096;
-	size_t		smem = (a.priv ? priv_bytes(r.d, r.k) : 0) + cnt_bytes + (size_t) w * SU_ROW_BYTES;
+	size_t		smem = (a.priv ? priv_bytes(r.d, r.k) : 0) + cnt_bytes + (size_t) w * SU_ROW_BYTES + shift_bytes;
 	int			cpl = (r.d + 31) / 32;
 	r.launches++;
 #define UPDATE(CPL) if (cpl <= CPL) { \

@@ -17,8 +17,12 @@
  * form's guard against cancellation; cf holds c' = c - mu); the update reads
  * x as given, so its sums and fp64 distances are of the raw rows, exactly as
  * on the fused paths.
+ * Labels are exact (label_bound.h): the epilogue keeps each row's float
+ * runner-up and ||x'||^2 (summed as the tile is loaded); a row whose
+ * runner-up is not provably worse is listed, not labelled, and
+ * launch_decide_listed (exact_labels.cu) decides it in fp64 before the update.
  */
-#include "device/reduce.cuh"
+#include "device/exact_label.cuh"
 #include "launch.cuh"
 
 #include <algorithm>
@@ -63,6 +67,21 @@ load4(const float *p, int col, int d, bool vec)
 		return col < d ? *reinterpret_cast<const float4 *>(p) : make_float4(0.f, 0.f, 0.f, 0.f);
 	return make_float4(col < d ? p[0] : 0.f, col + 1 < d ? p[1] : 0.f,
 					   col + 2 < d ? p[2] : 0.f, col + 3 < d ? p[3] : 0.f);
+}
+
+/* ||x'||^2 of my 4 loader rows (lr + 32 m), this chunk's 4 features of each. */
+template <int KN>
+__device__ __forceinline__ void
+add_squares(const ChunkRegs<KN> &g, float (&xx)[4])
+{
+#pragma unroll
+	for (int m = 0; m < 4; m++)
+	{
+		xx[m] = fmaf(g.xv[m].x, g.xv[m].x, xx[m]);
+		xx[m] = fmaf(g.xv[m].y, g.xv[m].y, xx[m]);
+		xx[m] = fmaf(g.xv[m].z, g.xv[m].z, xx[m]);
+		xx[m] = fmaf(g.xv[m].w, g.xv[m].w, xx[m]);
+	}
 }
 
 template <int KN>
@@ -128,12 +147,14 @@ template <int KN>
 __global__ void __launch_bounds__(TA_THREADS, KN <= 16 ? 3 : 2)	/* small k: memory-bound, more tiles in flight */
 tiled_assign_kernel(const float *__restrict__ x, int64_t rows, int64_t row0, int d, int k,
 					const float *__restrict__ mu, const float *__restrict__ cf, const float *__restrict__ bias,
-					int32_t *__restrict__ labels, unsigned long long *moved)
+					int32_t *__restrict__ labels, unsigned long long *moved, LabelTest test,
+					int32_t *__restrict__ list, unsigned int *list_count)
 {
 	constexpr int TN = KN / 8;
 	__shared__ __align__(16) float xs[TA_BK][TA_XS];
 	__shared__ __align__(16) float cs[TA_BK][KN];
 	__shared__ float bs[KN];
+	__shared__ float x2s[TA_BM];	/* fl(||x'||^2) of the tile's rows */
 	__shared__ unsigned int moved_sh;
 	const int	tx = threadIdx.x & 7, ty = threadIdx.x >> 3;
 	const bool	vec = (d & 3) == 0;
@@ -144,12 +165,13 @@ tiled_assign_kernel(const float *__restrict__ x, int64_t rows, int64_t row0, int
 
 	for (int64_t tile0 = (int64_t) blockIdx.x * TA_BM; tile0 < rows; tile0 += (int64_t) gridDim.x * TA_BM)
 	{
-		float		best[TA_TM];
+		float		best[TA_TM], second[TA_TM];
 		int			bi[TA_TM];
+		float		xx[4] = {0.0f, 0.0f, 0.0f, 0.0f};	/* loader rows' squares, first centroid chunk */
 #pragma unroll
 		for (int m = 0; m < TA_TM; m++)
 		{
-			best[m] = __int_as_float(0x7f800000);
+			best[m] = second[m] = __int_as_float(0x7f800000);
 			bi[m] = 0;
 		}
 		for (int c0 = 0; c0 < k; c0 += KN)
@@ -162,7 +184,9 @@ tiled_assign_kernel(const float *__restrict__ x, int64_t rows, int64_t row0, int
 					acc[m][n] = 0.0f;
 			ChunkRegs<KN> g;
 			load_chunk<KN>(g, x, rows, tile0, mu, cf, k, c0, d, 0, vec);
-			__syncthreads();	/* the previous tile's epilogue is done with bs, xs, cs */
+			if (c0 == 0)
+				add_squares<KN>(g, xx);
+			__syncthreads();	/* the previous tile's epilogue is done with bs, xs, cs, x2s */
 			if (threadIdx.x < KN)
 				bs[threadIdx.x] = c0 + (int) threadIdx.x < k ? bias[c0 + threadIdx.x] : __int_as_float(0x7f800000);
 			store_chunk<KN>(g, xs, cs);
@@ -170,7 +194,11 @@ tiled_assign_kernel(const float *__restrict__ x, int64_t rows, int64_t row0, int
 			for (int kc = 0; kc < nkc; kc++)
 			{
 				if (kc + 1 < nkc)	/* next chunk's loads in flight during this chunk's FMAs */
+				{
 					load_chunk<KN>(g, x, rows, tile0, mu, cf, k, c0, d, kc + 1, vec);
+					if (c0 == 0)
+						add_squares<KN>(g, xx);
+				}
 #pragma unroll
 				for (int kk = 0; kk < TA_BK; kk++)
 				{
@@ -208,11 +236,23 @@ tiled_assign_kernel(const float *__restrict__ x, int64_t rows, int64_t row0, int
 					__syncthreads();
 				}
 			}
-			/* epilogue: best of my TN centroids, then of the 8 threads on these rows */
+			if (c0 == 0)		/* the rows' squares: the 8 threads of a loader row, then shared */
+			{
+#pragma unroll
+				for (int m = 0; m < 4; m++)
+				{
+#pragma unroll
+					for (int o = 1; o < 8; o <<= 1)
+						xx[m] += __shfl_xor_sync(FULL, xx[m], o);
+					if ((threadIdx.x & 7) == 0)
+						x2s[(threadIdx.x >> 3) + 32 * m] = xx[m];
+				}
+			}
+			/* epilogue: best and runner-up of my TN centroids, then of the 8 threads on these rows */
 #pragma unroll
 			for (int m = 0; m < TA_TM; m++)
 			{
-				float		v = __int_as_float(0x7f800000);
+				float		v = __int_as_float(0x7f800000), v2 = v;
 				int			c = 0x7fffffff;
 #pragma unroll
 				for (int n = 0; n < TN; n++)
@@ -221,43 +261,66 @@ tiled_assign_kernel(const float *__restrict__ x, int64_t rows, int64_t row0, int
 					float		vn = fmaf(-2.0f, acc[m][n], bs[cn]);
 					if (vn < v || c == 0x7fffffff)
 					{
+						v2 = fminf(v2, v);
 						v = vn;
 						c = cn;
 					}
+					else
+						v2 = fminf(v2, vn);
 				}
 #pragma unroll
 				for (int o = 1; o < 8; o <<= 1)
 				{
 					float		ov = __shfl_xor_sync(FULL, v, o);
 					int			oc = __shfl_xor_sync(FULL, c, o);
-					if (ov < v || (ov == v && oc < c))
-					{
-						v = ov;
-						c = oc;
-					}
+					float		ov2 = __shfl_xor_sync(FULL, v2, o);
+					merge_best2(v, c, v2, ov, oc, ov2);
 				}
 				/* earlier chunks hold lower indices: strict < keeps them on ties */
-				if (c0 == 0 || v < best[m])
+				if (c0 == 0)
 				{
+					best[m] = v;
+					bi[m] = c;
+					second[m] = v2;
+				}
+				else if (v < best[m])
+				{
+					second[m] = fminf(best[m], v2);
 					best[m] = v;
 					bi[m] = c0 + c;
 				}
+				else
+					second[m] = fminf(second[m], v);
 			}
 		}
+		__syncthreads();		/* x2s written */
+		/* thread tx < 4 labels row ty * 4 + tx: its values selected in registers, one limit each */
+		const int	mm = tx & (TA_TM - 1);
+		float		vb = best[0], v2 = second[0];
+		int			ib = bi[0];
 #pragma unroll
-		for (int m = 0; m < TA_TM; m++)
-			if (tx == m)
+		for (int m = 1; m < TA_TM; m++)
+			if (mm == m)
 			{
-				int64_t		row = tile0 + ty * TA_TM + m;
-				if (row < rows)
-				{
-					int			lbl = bi[m] < k ? bi[m] : 0;	/* NaN-only row: cannot happen on finite data */
-					int64_t		gr = row0 + row;
-					if (labels[gr] != lbl)
-						my_moved++;
-					labels[gr] = lbl;
-				}
+				vb = best[m];
+				v2 = second[m];
+				ib = bi[m];
 			}
+		const int64_t row = tile0 + ty * TA_TM + mm;
+		if (tx < TA_TM && row < rows)
+		{
+			const double lim = label_limit(test, vb, x2s[ty * TA_TM + mm]);
+			if (!(v2 > lim))
+				list[atomicAdd(list_count, 1u)] = (int32_t) row;	/* decided later, in fp64 */
+			else
+			{
+				int			lbl = ib < k ? ib : 0;	/* NaN-only row: cannot happen on finite data */
+				int64_t		gr = row0 + row;
+				if (labels[gr] != lbl)
+					my_moved++;
+				labels[gr] = lbl;
+			}
+		}
 	}
 	if (my_moved)
 		atomicAdd(&moved_sh, my_moved);
@@ -271,7 +334,7 @@ static void
 launch_assign_t(const PassArgs &a, int grid, cudaStream_t s)
 {
 	tiled_assign_kernel<KN><<<grid, TA_THREADS, 0, s>>>(a.x, a.rows, a.row0, a.d, a.k, a.mu, a.cf, a.bias,
-														a.labels, a.moved);
+														a.labels, a.moved, a.test, a.list, a.list_count);
 	CKLAUNCH("tiled_assign_kernel");
 }
 
@@ -289,6 +352,7 @@ launch_tiled_pass(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s)
 	else
 		launch_assign_t<64>(a, grid_a, s);
 	r.launches++;
+	launch_decide_listed(r, a, s);
 	launch_sorted_update(r, a, slot_base, s);
 }
 

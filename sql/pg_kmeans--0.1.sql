@@ -29,6 +29,22 @@ LANGUAGE C IMMUTABLE SECURITY INVOKER PARALLEL SAFE;
 COMMENT ON FUNCTION kmeans_model_values_ok(integer, integer, double precision[], double precision[], bigint[], double precision[], double precision)
     IS 'whether stored k-means model values are complete and finite (used by the model store''s CHECK)';
 
+-- True when a model carries what kernel k-means prediction needs, and only
+-- then: for method 'kernel' the n x d training rows as clustered (float4,
+-- (value - shift) * 2^scale_log2), each row's cluster of the final
+-- feature-space centroids (-1: none; every cluster has a row), the k
+-- centroid norms ||c||^2 in the rows' units, the per-column shift (d
+-- values, or NULL for none) and scale_log2; for any other method all NULL.
+CREATE FUNCTION kmeans_model_kernel_ok(
+    method text, k integer, d integer, kernel_rows real[],
+    kernel_members integer[], kernel_norms double precision[],
+    kernel_shift double precision[], kernel_scale_log2 integer)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'pgkm_kmeans_model_kernel_ok'
+LANGUAGE C IMMUTABLE SECURITY INVOKER PARALLEL SAFE;
+COMMENT ON FUNCTION kmeans_model_kernel_ok(text, integer, integer, real[], integer[], double precision[], double precision[], integer)
+    IS 'whether a stored k-means model has exactly the kernel k-means values its method needs (used by the model store''s CHECK)';
+
 -- Every model. Only the C functions write it, after their own checks, as
 -- this table's owner. SELECT for the database owner, because pg_dump needs it.
 CREATE TABLE kmeans_model_store (
@@ -53,9 +69,17 @@ CREATE TABLE kmeans_model_store (
     n_rows            bigint NOT NULL,
     n_skipped         bigint NOT NULL DEFAULT 0,
     trained_at        timestamptz NOT NULL,
+    kernel_rows       real[],
+    kernel_members    integer[],
+    kernel_norms      double precision[],
+    kernel_shift      double precision[],
+    kernel_scale_log2 integer,
     CONSTRAINT kmeans_model_values
     CHECK (@extschema@.kmeans_model_values_ok(k, d, centroids, initial_centroids, sizes,
-                                              cluster_inertia, inertia))
+                                              cluster_inertia, inertia)),
+    CONSTRAINT kmeans_model_kernel_values
+    CHECK (@extschema@.kmeans_model_kernel_ok(method, k, d, kernel_rows, kernel_members,
+                                              kernel_norms, kernel_shift, kernel_scale_log2))
 );
 COMMENT ON TABLE kmeans_model_store IS 'pg_kmeans models (private: read them through kmeans_models)';
 REVOKE ALL ON kmeans_model_store FROM PUBLIC;
@@ -108,33 +132,39 @@ CREATE FUNCTION kmeans(
     relation regclass, columns text[], k integer,
     method text DEFAULT 'lloyd', max_iter integer DEFAULT 300,
     tol double precision DEFAULT 1e-4, init text DEFAULT 'k-means++',
-    n_init integer DEFAULT 1, seed bigint DEFAULT 0, device text DEFAULT 'auto')
+    n_init integer DEFAULT 1, seed bigint DEFAULT 0, device text DEFAULT 'auto',
+    kernel text DEFAULT NULL, gamma double precision DEFAULT NULL,
+    coef0 double precision DEFAULT NULL, degree integer DEFAULT NULL)
 RETURNS TABLE (ctid tid, cluster integer, distance double precision, tableoid oid)
 AS 'MODULE_PATHNAME', 'pgkm_kmeans'
-LANGUAGE C STRICT VOLATILE SECURITY INVOKER PARALLEL UNSAFE;
-COMMENT ON FUNCTION kmeans(regclass, text[], integer, text, integer, double precision, text, integer, bigint, text)
-    IS 'k-means labels: one row per clustered row (ctid, 0-based cluster, Euclidean distance to its centroid, the row''s table: join back on tableoid and ctid)';
+LANGUAGE C CALLED ON NULL INPUT VOLATILE SECURITY INVOKER PARALLEL UNSAFE;
+COMMENT ON FUNCTION kmeans(regclass, text[], integer, text, integer, double precision, text, integer, bigint, text, text, double precision, double precision, integer)
+    IS 'k-means labels: one row per clustered row (ctid, 0-based cluster, Euclidean distance to its centroid, feature-space for method kernel, the row''s table: join back on tableoid and ctid)';
 
 CREATE FUNCTION kmeans_centroids(
     relation regclass, columns text[], k integer,
     method text DEFAULT 'lloyd', max_iter integer DEFAULT 300,
     tol double precision DEFAULT 1e-4, init text DEFAULT 'k-means++',
-    n_init integer DEFAULT 1, seed bigint DEFAULT 0, device text DEFAULT 'auto')
+    n_init integer DEFAULT 1, seed bigint DEFAULT 0, device text DEFAULT 'auto',
+    kernel text DEFAULT NULL, gamma double precision DEFAULT NULL,
+    coef0 double precision DEFAULT NULL, degree integer DEFAULT NULL)
 RETURNS TABLE (cluster integer, centroid double precision[], size bigint, inertia double precision)
 AS 'MODULE_PATHNAME', 'pgkm_kmeans_centroids'
-LANGUAGE C STRICT VOLATILE SECURITY INVOKER PARALLEL UNSAFE;
-COMMENT ON FUNCTION kmeans_centroids(regclass, text[], integer, text, integer, double precision, text, integer, bigint, text)
-    IS 'k-means centroids: one row per cluster (0-based cluster, centroid, size, the cluster''s own sum of squared distances)';
+LANGUAGE C CALLED ON NULL INPUT VOLATILE SECURITY INVOKER PARALLEL UNSAFE;
+COMMENT ON FUNCTION kmeans_centroids(regclass, text[], integer, text, integer, double precision, text, integer, bigint, text, text, double precision, double precision, integer)
+    IS 'k-means centroids: one row per cluster (0-based cluster, centroid, size, the cluster''s own sum of squared distances; for method kernel the input-space mean of its rows and feature-space distances)';
 
 CREATE FUNCTION kmeans_fit(
     model text, relation regclass, columns text[], k integer,
     method text DEFAULT 'lloyd', max_iter integer DEFAULT 300,
     tol double precision DEFAULT 1e-4, init text DEFAULT 'k-means++',
-    n_init integer DEFAULT 1, seed bigint DEFAULT 0, device text DEFAULT 'auto')
+    n_init integer DEFAULT 1, seed bigint DEFAULT 0, device text DEFAULT 'auto',
+    kernel text DEFAULT NULL, gamma double precision DEFAULT NULL,
+    coef0 double precision DEFAULT NULL, degree integer DEFAULT NULL)
 RETURNS kmeans_models
 AS 'MODULE_PATHNAME', 'pgkm_kmeans_fit'
-LANGUAGE C STRICT VOLATILE SECURITY INVOKER PARALLEL UNSAFE;
-COMMENT ON FUNCTION kmeans_fit(text, regclass, text[], integer, text, integer, double precision, text, integer, bigint, text)
+LANGUAGE C CALLED ON NULL INPUT VOLATILE SECURITY INVOKER PARALLEL UNSAFE;
+COMMENT ON FUNCTION kmeans_fit(text, regclass, text[], integer, text, integer, double precision, text, integer, bigint, text, text, double precision, double precision, integer)
     IS 'fit k-means and store the model (a refit of an existing name keeps its owner and grants); returns its kmeans_models row';
 
 CREATE FUNCTION kmeans_predict(model text, features double precision[])
@@ -142,7 +172,7 @@ RETURNS integer
 AS 'MODULE_PATHNAME', 'pgkm_kmeans_predict'
 LANGUAGE C STRICT STABLE SECURITY INVOKER PARALLEL SAFE;
 COMMENT ON FUNCTION kmeans_predict(text, double precision[])
-    IS '0-based cluster of the nearest centroid of a stored model (NULL when a feature is NULL)';
+    IS '0-based cluster of the nearest centroid of a stored model, in feature space for a kernel model (NULL when a feature is NULL)';
 
 CREATE FUNCTION kmeans_model_centroids(model text)
 RETURNS TABLE (cluster integer, centroid double precision[], size bigint, inertia double precision)

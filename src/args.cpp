@@ -23,7 +23,13 @@ typedef struct NamedValue
 static const NamedValue methods[] = {
 	{"lloyd", PGKM_METHOD_LLOYD, NULL}, {"elkan", PGKM_METHOD_ELKAN, NULL},
 	{"hamerly", PGKM_METHOD_HAMERLY, NULL}, {"yinyang", PGKM_METHOD_YINYANG, NULL},
-	{"sort", PGKM_METHOD_SORT, NULL}, {"auto", PGKM_METHOD_AUTO, NULL}, {NULL, 0, NULL}};
+	{"sort", PGKM_METHOD_SORT, NULL}, {"auto", PGKM_METHOD_AUTO, NULL},
+	{"kernel", PGKM_METHOD_KERNEL, NULL}, {NULL, 0, NULL}};
+/* scikit-learn's pairwise kernel names; poly is its other name, gaussian Popcorn's */
+static const NamedValue kernels[] = {
+	{"linear", PGKM_KERNEL_LINEAR, NULL}, {"polynomial", PGKM_KERNEL_POLYNOMIAL, "poly"},
+	{"rbf", PGKM_KERNEL_RBF, "gaussian"}, {"sigmoid", PGKM_KERNEL_SIGMOID, NULL},
+	{NULL, 0, NULL}};
 static const NamedValue inits[] = {
 	{"k-means++", PGKM_INIT_KMEANSPP, "kmeanspp"},
 	{"random", PGKM_INIT_RANDOM, NULL}, {NULL, 0, NULL}};
@@ -76,6 +82,120 @@ lookup_named(const NamedValue *table, const char *given, const char *what,
 			 errmsg("unknown %s \"%s\"", what, given),
 			 errhint("Valid %s are: %s.", what_plural, valid.data)));
 	return NULL;				/* not reached */
+}
+
+bool
+pgkm_kernel_by_name(const char *name, int32 *kernel)
+{
+	for (const NamedValue *e = kernels; e->name; e++)
+		if (strcmp(e->name, name) == 0)
+		{
+			*kernel = e->value;
+			return true;
+		}
+	return false;
+}
+
+/*
+ * Is one of the arguments under the STRICT rule NULL (the model name, then
+ * kmeans()'s first PGKM_STRICT_ARGS)? Then the call returns no rows
+ * (kmeans_fit: NULL), as a STRICT function would. The functions are not
+ * declared STRICT because their kernel arguments default to NULL, which
+ * means "not given".
+ */
+bool
+pgkm_args_have_null(FunctionCallInfo fcinfo, int first)
+{
+	for (int i = 0; i < first + PGKM_STRICT_ARGS; i++)
+		if (PG_ARGISNULL(i))
+			return true;
+	return false;
+}
+
+/* An argument that does not apply to the method or kernel chosen: an error saying so. */
+static void
+refuse_argument(const char *arg, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("argument %s does not apply to %s", arg, what),
+			 errhint("Omit %s, or choose a method and kernel that use it.", arg)));
+}
+
+/*
+ * The kernel arguments (positions first + 10 .. first + 13, NULL = not
+ * given). scikit-learn's defaults: kernel rbf, gamma 1 / n_features (left
+ * 0 here: the engine knows d), coef0 1, degree 3. An argument the chosen
+ * method or kernel does not use is an error, not silently ignored.
+ */
+static void
+parse_kernel_args(FunctionCallInfo fcinfo, int first, PgkmArgs *args)
+{
+	const int	pos = first + PGKM_STRICT_ARGS;
+	static const char *const names[] = {"kernel", "gamma", "coef0", "degree"};
+
+	args->kernel = PGKM_KERNEL_RBF;
+	args->kernel_name = "rbf";
+	args->gamma = 0;
+	args->coef0 = 1;
+	args->degree = 3;
+	if (args->method != PGKM_METHOD_KERNEL)
+	{
+		for (int i = 0; i < 4; i++)
+			if (!PG_ARGISNULL(pos + i))
+				refuse_argument(names[i], psprintf("method \"%s\"", args->method_name));
+		return;
+	}
+	if (!PG_ARGISNULL(pos))
+	{
+		const NamedValue *kv = lookup_named(kernels, text_to_cstring(PG_GETARG_TEXT_PP(pos)),
+											"kernel", "kernels");
+
+		args->kernel = kv->value;
+		args->kernel_name = kv->name;
+	}
+	if (!PG_ARGISNULL(pos + 1))
+	{
+		if (args->kernel == PGKM_KERNEL_LINEAR)
+			refuse_argument("gamma", "the linear kernel");
+		args->gamma = PG_GETARG_FLOAT8(pos + 1);
+		if (!(args->gamma > 0) || std::isinf(args->gamma))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("gamma must be a finite number > 0, got %g", args->gamma)));
+	}
+	if (!PG_ARGISNULL(pos + 2))
+	{
+		if (args->kernel != PGKM_KERNEL_POLYNOMIAL && args->kernel != PGKM_KERNEL_SIGMOID)
+			refuse_argument("coef0", psprintf("the %s kernel", args->kernel_name));
+		args->coef0 = PG_GETARG_FLOAT8(pos + 2);
+		if (!std::isfinite(args->coef0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("coef0 must be a finite number, got %g", args->coef0)));
+	}
+	if (!PG_ARGISNULL(pos + 3))
+	{
+		if (args->kernel != PGKM_KERNEL_POLYNOMIAL)
+			refuse_argument("degree", psprintf("the %s kernel", args->kernel_name));
+		args->degree = PG_GETARG_INT32(pos + 3);
+		if (args->degree < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("degree must be at least 1, got %d", args->degree)));
+	}
+}
+
+bool
+pgkm_kernel_needs_origin(int32 kernel)
+{
+	return kernel == PGKM_KERNEL_POLYNOMIAL || kernel == PGKM_KERNEL_SIGMOID;
+}
+
+bool
+pgkm_shift_allowed(const PgkmArgs *args)
+{
+	return args->method != PGKM_METHOD_KERNEL || !pgkm_kernel_needs_origin(args->kernel);
 }
 
 /*
@@ -159,6 +279,7 @@ pgkm_parse_args(FunctionCallInfo fcinfo, int first, PgkmArgs *args)
 		args->device = dv->value;
 		args->device_name = dv->name;
 	}
+	parse_kernel_args(fcinfo, first, args);
 }
 
 /*
@@ -175,14 +296,13 @@ pgkm_gpu_plugin_path(char *buf, size_t len)
 		snprintf(buf, len, "%s/pg_kmeans_cuda.so", pkglib_path);
 }
 
-/*
- * Translate validated arguments and the GUCs into the engine's options.
- * plugin_path is caller-owned storage that must outlive the run.
- */
+/* See pg_kmeans.h; plugin_path is caller-owned storage that must outlive the run. */
 void
-pgkm_build_options(const PgkmArgs *args, pgkm_options *opt,
-				   char *plugin_path, size_t plugin_len)
+pgkm_build_options(const PgkmArgs *args, const PgkmData *data, bool need_tids,
+				   pgkm_options *opt, char *plugin_path, size_t plugin_len)
 {
+	int64		limit = (int64) pgkm_guc_memory_limit_kb * 1024;
+
 	pgkm_options_default(opt);
 	opt->k = args->k;
 	opt->max_iter = args->max_iter;
@@ -197,5 +317,10 @@ pgkm_build_options(const PgkmArgs *args, pgkm_options *opt,
 	pgkm_gpu_plugin_path(plugin_path, plugin_len);
 	opt->gpu_plugin_path = plugin_path;
 	opt->gpu_memory_limit = (int64_t) pgkm_guc_gpu_memory_limit_kb * 1024;
-	opt->memory_limit = (int64_t) pgkm_guc_memory_limit_kb * 1024;
+	opt->kernel = args->kernel;
+	opt->gamma = args->gamma;
+	opt->coef0 = args->coef0;
+	opt->degree = args->degree;
+	if (limit > 0)
+		opt->memory_limit = Max(limit - pgkm_data_bytes(data->n, data->d, need_tids), 1);
 }

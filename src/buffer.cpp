@@ -25,9 +25,8 @@ memory_limit_bytes(void)
 	return (int64) pgkm_guc_memory_limit_kb * 1024;
 }
 
-/* Bytes of the data buffer for rows rows: the features, and the ctids if kept. */
-static int64
-data_bytes(int64 rows, int32 d, bool need_tids)
+int64
+pgkm_data_bytes(int64 rows, int32 d, bool need_tids)
 {
 	return rows * d * (int64) sizeof(float) +
 		(need_tids ? rows * (int64) sizeof(ItemPointerData) : 0);
@@ -69,8 +68,8 @@ pgkm_check_budget(const PgkmArgs *args, const PgkmData *data, bool need_tids)
 
 	if (limit <= 0)
 		return;
-	pgkm_build_options(args, &opt, plugin, sizeof(plugin));
-	held = data_bytes(data->n, data->d, need_tids);
+	pgkm_build_options(args, data, need_tids, &opt, plugin, sizeof(plugin));
+	held = pgkm_data_bytes(data->n, data->d, need_tids);
 	engine = Max(pgkm_estimate_bytes(data->n, data->d, &opt), 0);
 	if (held + engine <= limit)
 		return;
@@ -89,7 +88,7 @@ pgkm_check_budget(const PgkmArgs *args, const PgkmData *data, bool need_tids)
 static void
 report_buffer_over_budget(const PgkmScan *s, int64 limit)
 {
-	int64		need = data_bytes(s->n + 1, s->d, s->need_tids);
+	int64		need = pgkm_data_bytes(s->n + 1, s->d, s->need_tids);
 	char		need_s[32],
 				limit_s[32];
 
@@ -198,11 +197,11 @@ grow_buffer(PgkmScan *s)
 	int64		limit = memory_limit_bytes();
 	int64		newcap;
 
-	if (limit > 0 && data_bytes(s->n + 1, s->d, s->need_tids) > limit)
+	if (limit > 0 && pgkm_data_bytes(s->n + 1, s->d, s->need_tids) > limit)
 		report_buffer_over_budget(s, limit);
 	newcap = s->cap > 0 ? s->cap * 2 : Max(s->n_est + s->n_est / 16 + 64, 1024);
 	while (limit > 0 && newcap > s->n + 1 &&
-		   data_bytes(newcap, s->d, s->need_tids) > limit)
+		   pgkm_data_bytes(newcap, s->d, s->need_tids) > limit)
 		newcap = s->n + 1 + (newcap - s->n - 1) / 2;
 	if (s->x == NULL)
 	{

@@ -61,16 +61,87 @@ vector_datum_i8(const int64 *v, int32 n)
 										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
+/*
+ * A plain array of n (rows x cols when cols > 0) pass-by-value 4-byte
+ * elements copied from v in one piece: a kernel model's training rows can
+ * be millions of values, too many to go through a Datum each.
+ */
+static Datum
+plain_array_datum(const void *v, int64 rows, int32 cols, Oid elemtype)
+{
+	int			ndim = cols > 0 ? 2 : 1;
+	Size		nbytes = (Size) rows * Max(cols, 1) * 4;
+	Size		size = ARR_OVERHEAD_NONULLS(ndim) + nbytes;
+	ArrayType  *a = (ArrayType *) palloc0(size);
+
+	SET_VARSIZE(a, size);
+	a->ndim = ndim;
+	a->dataoffset = 0;
+	a->elemtype = elemtype;
+	ARR_DIMS(a)[0] = (int) rows;
+	ARR_LBOUND(a)[0] = 1;
+	if (cols > 0)
+	{
+		ARR_DIMS(a)[1] = cols;
+		ARR_LBOUND(a)[1] = 1;
+	}
+	memcpy(ARR_DATA_PTR(a), v, nbytes);
+	return PointerGetDatum(a);
+}
+
+/*
+ * A kernel model stores its training rows: at most this many values (rows x
+ * features, 40 MB of real), so that one prediction, O(rows x features),
+ * stays in the milliseconds.
+ */
+#define PGKM_KERNEL_MODEL_MAX_VALUES 10000000
+
 /* The stored columns kmeans_fit() writes, and their values ($1-$3: see pgkm_store_save). */
 #define FIT_COLUMNS \
 	"relation, columns, k, d, method, options, centroids, initial_centroids, sizes, " \
 	"cluster_inertia, inertia, iterations, converged, elapsed_s, device, n_rows, n_skipped, " \
-	"trained_at"
+	"trained_at, kernel_rows, kernel_members, kernel_norms, kernel_shift, kernel_scale_log2"
 #define FIT_VALUES \
-	"$4, $5, $6, $7, $8, pg_catalog.jsonb_build_object('max_iter', $9, 'tol', $10, " \
-	"'init', $11, 'n_init', $12, 'seed', $13, 'device', $14, 'k', $15), $16, $17, $18, " \
-	"$19, $20, $21, $22, $23, $24, $25, $26, pg_catalog.now()"
-#define FIT_NVALS 23
+	"$4, $5, $6, $7, $8, pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(" \
+	"'max_iter', $9, 'tol', $10, 'init', $11, 'n_init', $12, 'seed', $13, 'device', $14, " \
+	"'k', $15, 'kernel', $27, 'gamma', $28, 'coef0', $29, 'degree', $30, 'kernel_matrix', $31)), " \
+	"$16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, pg_catalog.now(), $32, $33, $34, " \
+	"$35, $36"
+#define FIT_NVALS 33
+
+/*
+ * The kernel values of a fit (the options jsonb drops the NULLs): the
+ * kernel and the parameters it uses (gamma in the table's units), where K
+ * lived, and what prediction needs: the rows as clustered, float((v -
+ * shift) * 2^scale_log2), with that shift (NULL for none) and scale, the
+ * partition of the final feature-space centroids and their norms (in the
+ * same units as the rows). All NULL for another method.
+ */
+static void
+add_kernel_values(const PgkmArgs *args, const PgkmClustering *c, Oid *types, Datum *vals,
+				  char *nulls, int *i)
+{
+	const pgkm_result *r = &c->result;
+	const pgkm_kernel_result *kr = r->kernel;
+	const bool	gamma = args->kernel != PGKM_KERNEL_LINEAR;
+	const bool	coef0 = args->kernel == PGKM_KERNEL_POLYNOMIAL || args->kernel == PGKM_KERNEL_SIGMOID;
+	const bool	degree = args->kernel == PGKM_KERNEL_POLYNOMIAL;
+
+#define KARG(t, present, v) (types[*i] = (t), nulls[*i] = (kr && (present)) ? ' ' : 'n', \
+							 vals[*i] = nulls[*i] == ' ' ? (v) : (Datum) 0, (*i)++)
+	KARG(TEXTOID, true, CStringGetTextDatum(args->kernel_name));	/* $27 */
+	KARG(FLOAT8OID, gamma, Float8GetDatum(kr->gamma));
+	KARG(FLOAT8OID, coef0, Float8GetDatum(args->coef0));	/* $29 */
+	KARG(INT4OID, degree, Int32GetDatum(args->degree));
+	KARG(TEXTOID, true, CStringGetTextDatum(kr->matrix));	/* $31 */
+	KARG(FLOAT4ARRAYOID, true, plain_array_datum(c->data.x, r->n, r->d, FLOAT4OID));
+	KARG(INT4ARRAYOID, true, plain_array_datum(kr->members, r->n, 0, INT4OID));	/* $33 */
+	KARG(FLOAT8ARRAYOID, true, PointerGetDatum(pgkm_float8_array(kr->centroid_norms, r->k)));
+	KARG(FLOAT8ARRAYOID, c->data.shift != NULL,	/* $35 */
+		 PointerGetDatum(pgkm_float8_array(c->data.shift, r->d)));
+	KARG(INT4OID, true, Int32GetDatum(c->data.scale_log2));
+#undef KARG
+}
 
 /*
  * kmeans_fit(model, relation, columns, k, ...) RETURNS kmeans_models: run
@@ -81,8 +152,8 @@ vector_datum_i8(const int64 *v, int32 n)
 extern "C" Datum
 pgkm_kmeans_fit(PG_FUNCTION_ARGS)
 {
-	text	   *model = PG_GETARG_TEXT_PP(0);
-	char	   *name = text_to_cstring(model);
+	text	   *model;
+	char	   *name;
 	PgkmArgs	args;
 	PgkmClustering *c;
 	PgkmStore	st;
@@ -91,12 +162,18 @@ pgkm_kmeans_fit(PG_FUNCTION_ARGS)
 	HeapTuple	result;
 	Oid			owner;
 
+	if (PG_ARGISNULL(0) || pgkm_args_have_null(fcinfo, 1))
+		PG_RETURN_NULL();
+	model = PG_GETARG_TEXT_PP(0);
+	name = text_to_cstring(model);
 	prevent_write("kmeans_fit()");
 	if (name[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("model name must not be empty")));
 	pgkm_parse_args(fcinfo, 1, &args);
+	if (args.method == PGKM_METHOD_KERNEL)
+		args.max_model_values = PGKM_KERNEL_MODEL_MAX_VALUES;
 	if (get_call_result_type(fcinfo, NULL, &retdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "kmeans_fit must return a composite type");
 	retdesc = BlessTupleDesc(retdesc);
@@ -150,6 +227,7 @@ pgkm_kmeans_fit(PG_FUNCTION_ARGS)
 		ARG(TEXTOID, CStringGetTextDatum(r->device ? r->device : "cpu"));	/* $24 */
 		ARG(INT8OID, Int64GetDatum(r->n));
 		ARG(INT8OID, Int64GetDatum(c->data.n_skipped_null));	/* $26 */
+		add_kernel_values(&args, c, types, vals, nulls, &i);	/* $27 - $36 */
 #undef ARG
 		Assert(i == FIT_NVALS);
 
@@ -274,6 +352,15 @@ pgkm_kmeans_predict(PG_FUNCTION_ARGS)
 			pfree(cache->m.centroids);
 			pfree(cache->m.sizes);
 			pfree(cache->m.cluster_inertia);
+			if (cache->m.kernel_rows)
+			{
+				pfree(cache->m.kernel_rows);
+				pfree(cache->m.kernel_members);
+				pfree(cache->m.kernel_norms);
+				if (cache->m.kernel.shift)
+					pfree((void *) cache->m.kernel.shift);
+			}
+			memset(&cache->m, 0, sizeof(cache->m));
 		}
 		else
 			cache = (PredictCache *) MemoryContextAllocZero(fcxt, sizeof(PredictCache));
@@ -311,6 +398,27 @@ pgkm_kmeans_predict(PG_FUNCTION_ARGS)
 					 errmsg("features contain a non-finite value (%s) at position %d",
 							std::isnan(x[i]) ? "NaN" : (x[i] > 0 ? "Infinity" : "-Infinity"),
 							i + 1)));
+	if (cache->m.kernel_rows)
+	{
+		/* -1 only when the engine could not allocate its k sums (the model was checked) */
+		int32		c = pgkm_kernel_nearest(&cache->m.kernel, cache->m.kernel_rows,
+											cache->m.kernel_members, cache->m.kernel_n,
+											cache->m.d, cache->m.k, cache->m.kernel_norms,
+											x, &dist2);
+
+		if (c == -2)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("features are too far from the training rows of kernel k-means model \"%s\" to compare",
+							cache->name),
+					 errdetail("Their kernel values with the training rows are beyond the range of double precision.")));
+		if (c < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory predicting with kernel k-means model \"%s\"",
+							cache->name)));
+		PG_RETURN_INT32(c);
+	}
 	PG_RETURN_INT32(pgkm_nearest(cache->m.centroids, cache->m.k, cache->m.d, x, &dist2));
 }
 

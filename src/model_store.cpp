@@ -20,8 +20,11 @@ extern "C"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "utils/acl.h"
+#include "utils/jsonb.h"
 #include "utils/syscache.h"
 }
+
+#include <cmath>
 
 #define PGKM_NONCE_BYTES 16
 
@@ -198,6 +201,126 @@ model_array(const char *name, int col, Oid typid)
 	return isnull ? NULL : DatumGetArrayTypeP(d);
 }
 
+static void
+report_corrupt(const char *name, const char *problem)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("k-means model \"%s\" is corrupt", name),
+			 errdetail("%s", problem),
+			 errhint("Drop it with kmeans_drop_model() and fit it again.")));
+}
+
+/* The value of key in the options jsonb of the row just read (column 10), or NULL. */
+static JsonbValue *
+find_option(const char *name, const char *key)
+{
+	bool		isnull;
+	Jsonb	   *j = DatumGetJsonbP(model_column(name, 10, JSONBOID, &isnull));
+	JsonbValue	k;
+
+	if (isnull)
+		report_corrupt(name, "Its options are NULL.");
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = (int) strlen(key);
+	return findJsonbValueFromContainer(&j->root, JB_FOBJECT, &k);
+}
+
+/* A number among the options, dflt when absent. */
+static double
+option_number(const char *name, const char *key, double dflt)
+{
+	JsonbValue *v = find_option(name, key);
+
+	if (v == NULL)
+		return dflt;
+	if (v->type != jbvNumeric)
+		report_corrupt(name, psprintf("Its option %s is not a number.", key));
+	return DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
+}
+
+/*
+ * The kernel k-means part of a model the caller may use (the row just read
+ * from kmeans_models): the kernel from its options, then the training rows,
+ * members and norms from the store, as its owner (the view leaves them out:
+ * they are large) and only for the same token, so for the same model.
+ */
+static void
+load_kernel(PgkmStore *st, text *model, const char *name, MemoryContext cxt, PgkmModel *out)
+{
+	bool		isnull;
+	Datum		d = model_column(name, 8, TEXTOID, &isnull);
+	PgkmKernelValues kv;
+	const char *problem;
+	Oid			types[2] = {TEXTOID, OIDOID};
+	Datum		vals[2];
+	JsonbValue *kernel;
+	double		degree;
+	MemoryContext old;
+	int64		n;
+
+	memset(&kv, 0, sizeof(kv));
+	kv.method = isnull ? NULL : TextDatumGetCString(d);
+	if (kv.method == NULL || strcmp(kv.method, "kernel") != 0)
+		return;
+	vals[0] = PointerGetDatum(model);
+	vals[1] = model_column(name, 9, OIDOID, &isnull);
+	pgkm_options_default(&out->kernel);
+	kernel = find_option(name, "kernel");
+	if (kernel == NULL || kernel->type != jbvString ||
+		!pgkm_kernel_by_name(pnstrdup(kernel->val.string.val, kernel->val.string.len),
+							 &out->kernel.kernel))
+		report_corrupt(name, "Its options name no kernel.");
+	out->kernel.gamma = option_number(name, "gamma", 1.0);
+	out->kernel.coef0 = option_number(name, "coef0", 1.0);
+	degree = option_number(name, "degree", 3.0);
+	if (!(out->kernel.gamma > 0) || std::isinf(out->kernel.gamma) ||
+		!std::isfinite(out->kernel.coef0) || !(degree >= 1 && degree <= PG_INT32_MAX) ||
+		degree != std::floor(degree))
+		report_corrupt(name, "Its kernel parameters are out of range.");
+	out->kernel.degree = (int32) degree;
+
+	store_exec(st, true,
+			   psprintf("SELECT kernel_rows, kernel_members, kernel_norms, kernel_shift, kernel_scale_log2 FROM %s "
+						"WHERE model OPERATOR(pg_catalog.=) $1 AND token OPERATOR(pg_catalog.=) $2",
+						st->store),
+			   2, types, vals, NULL, true, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		pgkm_unknown_model(name);
+	kv.k = out->k;
+	kv.d = out->d;
+	kv.rows = model_array(name, 1, FLOAT4ARRAYOID);
+	kv.members = model_array(name, 2, INT4ARRAYOID);
+	kv.norms = model_array(name, 3, FLOAT8ARRAYOID);
+	kv.shift = model_array(name, 4, FLOAT8ARRAYOID);
+	d = model_column(name, 5, INT4OID, &kv.scale_null);
+	kv.scale_log2 = kv.scale_null ? 0 : DatumGetInt32(d);
+	problem = pgkm_model_kernel_problem(&kv);
+	if (problem != NULL)
+		report_corrupt(name, problem);
+	if (kv.shift != NULL && pgkm_kernel_needs_origin(out->kernel.kernel))
+		report_corrupt(name, "Its kernel depends on the origin, but its rows are shifted.");
+	n = ARR_DIMS(kv.rows)[0];
+	old = MemoryContextSwitchTo(cxt);
+	out->kernel_n = n;
+	out->kernel_rows = (float *) palloc(sizeof(float) * (Size) n * out->d);
+	memcpy(out->kernel_rows, ARR_DATA_PTR(kv.rows), sizeof(float) * (Size) n * out->d);
+	out->kernel_members = (int32 *) palloc(sizeof(int32) * (Size) n);
+	memcpy(out->kernel_members, ARR_DATA_PTR(kv.members), sizeof(int32) * (Size) n);
+	out->kernel_norms = (double *) palloc(sizeof(double) * out->k);
+	memcpy(out->kernel_norms, ARR_DATA_PTR(kv.norms), sizeof(double) * out->k);
+	if (kv.shift != NULL)
+	{
+		double	   *shift = (double *) palloc(sizeof(double) * out->d);
+
+		memcpy(shift, ARR_DATA_PTR(kv.shift), sizeof(double) * out->d);
+		out->kernel.shift = shift;
+	}
+	out->kernel.scale_log2 = kv.scale_log2;
+	MemoryContextSwitchTo(old);
+}
+
 bool
 pgkm_store_load(PgkmStore *st, text *model, MemoryContext cxt, PgkmModel *out)
 {
@@ -208,8 +331,10 @@ pgkm_store_load(PgkmStore *st, text *model, MemoryContext cxt, PgkmModel *out)
 	MemoryContext old;
 	Size		kd;
 
+	memset(out, 0, sizeof(*out));
 	exec_on_model(st, false,
-				  psprintf("SELECT k, d, centroids, initial_centroids, sizes, cluster_inertia, inertia "
+				  psprintf("SELECT k, d, centroids, initial_centroids, sizes, cluster_inertia, inertia, "
+						   "method, token, options "
 						   "FROM %s WHERE model OPERATOR(pg_catalog.=) $1", st->models),
 				  model, true, SPI_OK_SELECT);
 	if (SPI_processed == 0)
@@ -226,11 +351,7 @@ pgkm_store_load(PgkmStore *st, text *model, MemoryContext cxt, PgkmModel *out)
 	v.inertia = v.inertia_null ? 0 : DatumGetFloat8(d);
 	problem = pgkm_model_values_problem(&v);
 	if (problem != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("k-means model \"%s\" is corrupt", name),
-				 errdetail("%s", problem),
-				 errhint("Drop it with kmeans_drop_model() and fit it again.")));
+		report_corrupt(name, problem);
 
 	kd = (Size) v.k * v.d;
 	old = MemoryContextSwitchTo(cxt);
@@ -243,6 +364,7 @@ pgkm_store_load(PgkmStore *st, text *model, MemoryContext cxt, PgkmModel *out)
 	out->cluster_inertia = (double *) palloc(sizeof(double) * v.k);
 	memcpy(out->cluster_inertia, ARR_DATA_PTR(v.cluster_inertia), sizeof(double) * v.k);
 	MemoryContextSwitchTo(old);
+	load_kernel(st, model, name, cxt, out);
 	return true;
 }
 

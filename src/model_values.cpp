@@ -12,6 +12,7 @@
 extern "C"
 {
 PG_FUNCTION_INFO_V1(pgkm_kmeans_model_values_ok);
+PG_FUNCTION_INFO_V1(pgkm_kmeans_model_kernel_ok);
 }
 
 /* Problem of a float8 array that must be rows x cols (cols 0: 1-D of rows). */
@@ -99,4 +100,85 @@ pgkm_kmeans_model_values_ok(PG_FUNCTION_ARGS)
 	v.cluster_inertia = PG_ARGISNULL(5) ? NULL : PG_GETARG_ARRAYTYPE_P(5);
 	v.inertia = v.inertia_null ? 0 : PG_GETARG_FLOAT8(6);
 	PG_RETURN_BOOL(pgkm_model_values_problem(&v) == NULL);
+}
+
+/*
+ * A kernel model keeps its training rows (n x d, finite), each row's
+ * cluster (n values in -1..k-1, every cluster with at least one row), the
+ * k finite centroid norms, and the transform of its rows (a shift of d
+ * finite values or none, a scale_log2 in range); a model of another method
+ * keeps none of them.
+ */
+const char *
+pgkm_model_kernel_problem(const PgkmKernelValues *v)
+{
+	const bool	kernel = v->method != NULL && strcmp(v->method, "kernel") == 0;
+	int64		n;
+
+	if (!kernel)
+		return v->rows || v->members || v->norms || v->shift || !v->scale_null ?
+			"It has kernel k-means values but its method is not kernel." : NULL;
+	if (!v->rows || !v->members || !v->norms || v->scale_null)
+		return "Its kernel k-means rows, members, norms or scale are NULL.";
+	if (v->scale_log2 < -PGKM_MAX_SCALE_LOG2 || v->scale_log2 > PGKM_MAX_SCALE_LOG2)
+		return "Its kernel k-means scale is out of range.";
+	if (v->shift != NULL &&
+		float8_array_problem(v->shift, v->d, 0, false, NULL, "", "") != NULL)
+		return "Its kernel k-means shift is not d finite double precision values.";
+	if (ARR_ELEMTYPE(v->rows) != FLOAT4OID || ARR_NDIM(v->rows) != 2 ||
+		ARR_DIMS(v->rows)[1] != v->d || ARR_HASNULL(v->rows))
+		return "Its kernel k-means rows are not an n x d array of real.";
+	n = ARR_DIMS(v->rows)[0];
+	for (int64 i = 0; i < n * v->d; i++)
+		if (!std::isfinite(((const float *) ARR_DATA_PTR(v->rows))[i]))
+			return "Its kernel k-means rows contain a non-finite value.";
+	if (ARR_ELEMTYPE(v->members) != INT4OID || ARR_NDIM(v->members) != 1 ||
+		ARR_DIMS(v->members)[0] != n || ARR_HASNULL(v->members))
+		return "Its kernel k-means members are not n integers.";
+	{
+		const int32 *m = (const int32 *) ARR_DATA_PTR(v->members);
+		int64	   *count = (int64 *) palloc0(sizeof(int64) * v->k);
+
+		for (int64 i = 0; i < n; i++)
+		{
+			if (m[i] < -1 || m[i] >= v->k)
+				return "Its kernel k-means members are not all in -1 .. k - 1.";
+			if (m[i] >= 0)
+				count[m[i]]++;
+		}
+		for (int32 c = 0; c < v->k; c++)
+			if (count[c] == 0)
+				return "A cluster of its kernel k-means members has no row.";
+		pfree(count);
+	}
+	return float8_array_problem(v->norms, v->k, 0, false, NULL,
+								"Its kernel k-means norms are not k double precision values.",
+								"Its kernel k-means norms contain a NULL or non-finite value.");
+}
+
+/*
+ * kmeans_model_kernel_ok(method, k, d, kernel_rows, kernel_members,
+ * kernel_norms, kernel_shift, kernel_scale_log2): the store's second CHECK.
+ * Not strict (NULLs are the non-kernel case). k and d are kmeans_model_values_ok's to judge, except
+ * that a kernel model's arrays cannot be checked without them.
+ */
+extern "C" Datum
+pgkm_kmeans_model_kernel_ok(PG_FUNCTION_ARGS)
+{
+	PgkmKernelValues v;
+	bool		kd_ok = !PG_ARGISNULL(1) && !PG_ARGISNULL(2) &&
+		PG_GETARG_INT32(1) >= 1 && PG_GETARG_INT32(2) >= 1;
+
+	v.method = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
+	v.k = kd_ok ? PG_GETARG_INT32(1) : 0;
+	v.d = kd_ok ? PG_GETARG_INT32(2) : 0;
+	v.rows = PG_ARGISNULL(3) ? NULL : PG_GETARG_ARRAYTYPE_P(3);
+	v.members = PG_ARGISNULL(4) ? NULL : PG_GETARG_ARRAYTYPE_P(4);
+	v.norms = PG_ARGISNULL(5) ? NULL : PG_GETARG_ARRAYTYPE_P(5);
+	v.shift = PG_ARGISNULL(6) ? NULL : PG_GETARG_ARRAYTYPE_P(6);
+	v.scale_null = PG_ARGISNULL(7);
+	v.scale_log2 = v.scale_null ? 0 : PG_GETARG_INT32(7);
+	if (!kd_ok && v.method != NULL && strcmp(v.method, "kernel") == 0)
+		PG_RETURN_BOOL(false);
+	PG_RETURN_BOOL(pgkm_model_kernel_problem(&v) == NULL);
 }

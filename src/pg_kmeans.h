@@ -77,11 +77,33 @@ typedef struct PgkmArgs
 	const char *method_name;	/* canonical spelling, for the model row */
 	const char *init_name;
 	const char *device_name;
+	/* method kernel: the kernel and its parameters, defaults resolved but gamma's */
+	int32		kernel;			/* pgkm_kernel */
+	const char *kernel_name;
+	double		gamma;			/* 0 = 1 / d (the engine resolves it) */
+	double		coef0;
+	int32		degree;
+	int64		max_model_values;	/* > 0: refuse more than this many n x d after the scan */
 } PgkmArgs;
 
+/* Number of arguments of kmeans() before the kernel ones (STRICT behaviour applies to them). */
+#define PGKM_STRICT_ARGS 10
+
+extern bool pgkm_args_have_null(FunctionCallInfo fcinfo, int first);
 extern void pgkm_parse_args(FunctionCallInfo fcinfo, int first, PgkmArgs *args);
-extern void pgkm_build_options(const PgkmArgs *args, pgkm_options *opt,
-							   char *plugin_path, size_t plugin_len);
+
+/* The pgkm_kernel of a canonical kernel name (as a model stores it); false if none. */
+extern bool pgkm_kernel_by_name(const char *name, int32 *kernel);
+
+/*
+ * Does the kernel depend on the origin? The polynomial and sigmoid kernels
+ * do (through x.y); the linear and RBF kernels' feature-space distances,
+ * like Lloyd's, do not change with a translation.
+ */
+extern bool pgkm_kernel_needs_origin(int32 kernel);
+
+/* May the values be shifted per column before narrowing (row_convert.h)? */
+extern bool pgkm_shift_allowed(const PgkmArgs *args);
 extern void pgkm_gpu_plugin_path(char *buf, size_t len);
 
 /* ---- scan (read.cpp, with relation.cpp, scan.cpp, buffer.cpp) ---- */
@@ -107,6 +129,17 @@ typedef struct PgkmData
 	int64		distinct_rows;	/* distinct rows in fp64, counted up to k */
 	char	   *relname;		/* schema-qualified, quoted where needed */
 } PgkmData;
+
+/*
+ * The engine's options for a call over data (the rows read so far): the
+ * arguments, the GUCs, and what pg_kmeans.memory_limit leaves the engine
+ * once the data buffer is counted (kernel k-means stores K only within it).
+ */
+extern void pgkm_build_options(const PgkmArgs *args, const PgkmData *data, bool need_tids,
+							   pgkm_options *opt, char *plugin_path, size_t plugin_len);
+
+/* Bytes of the data buffer for rows rows: the features, and the ctids if kept. */
+extern int64 pgkm_data_bytes(int64 rows, int32 d, bool need_tids);
 
 extern void pgkm_scan(const PgkmArgs *args, bool need_tids,
 					  MemoryContext datacxt, PgkmData *out);

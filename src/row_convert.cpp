@@ -5,9 +5,9 @@
  *
  * The shift. Per column, the midpoint of the first rows' [min, max], when
  * it is further from 0 than that range is wide (the column is offset by
- * more than its spread), else 0; rounded to float when the column's first
- * values are all floats, so that a real value near it converts exactly
- * (x - shift is exact by Sterbenz).
+ * more than its spread), else 0 (always 0 when the caller forbids shifts);
+ * rounded to float when the column's first values are all floats, so that
+ * a real value near it converts exactly (x - shift is exact by Sterbenz).
  * The midpoint of a subset lies inside the whole column's range, so
  * |x - shift| never exceeds the column's full range (and with shift 0,
  * twice it): the stored resolution is that of the data's spread, whatever
@@ -38,12 +38,13 @@ typedef struct DistinctKey
 } DistinctKey;
 
 void
-pgkm_narrow_begin(PgkmNarrow *nw, int32 d, int32 k, MemoryContext cxt)
+pgkm_narrow_begin(PgkmNarrow *nw, int32 d, int32 k, bool shift_allowed, MemoryContext cxt)
 {
 	HASHCTL		ctl;
 
 	memset(nw, 0, sizeof(*nw));
 	nw->d = d;
+	nw->shift_allowed = shift_allowed;
 	nw->k = Max(k, 1);
 	nw->cxt = cxt;
 	nw->row = (double *) MemoryContextAlloc(cxt, sizeof(double) * d);
@@ -250,7 +251,7 @@ decide(PgkmNarrow *nw, float *x)
 			reals = reals && (double) (float) v == v;
 		}
 		mid = 0.5 * lo + 0.5 * hi;
-		if (std::fabs(mid) > hi - lo)	/* false when hi - lo overflows: no shift then */
+		if (nw->shift_allowed && std::fabs(mid) > hi - lo)	/* false when hi - lo overflows */
 		{
 			/*
 			 * Reals near a float shift convert exactly; other values keep
@@ -320,7 +321,13 @@ pgkm_report_fewer_clusters(const PgkmData *data, const pgkm_result *r)
 {
 	if (r->k >= r->k_requested)
 		return;
-	if (r->unfilled_clusters > 0)
+	if (r->unfilled_clusters > 0 && r->kernel != NULL)
+		ereport(NOTICE,
+				(errmsg("returning %d clusters instead of %d: %d stayed empty although rows lie apart from every centroid",
+						r->k, r->k_requested, r->unfilled_clusters),
+				 errdetail("Kernel k-means moved them to far rows %d times, and the next assignment emptied them again.",
+						   r->k_requested)));
+	else if (r->unfilled_clusters > 0)
 		ereport(NOTICE,
 				(errmsg("returning %d clusters instead of %d: %d stayed empty after the GPU's single-precision assignment",
 						r->k, r->k_requested, r->unfilled_clusters),
@@ -332,10 +339,14 @@ pgkm_report_fewer_clusters(const PgkmData *data, const pgkm_result *r)
 							   r->k, r->k, r->k, r->k_requested)));
 	else
 		ereport(NOTICE,
-				(errmsg_plural("the data has %s%lld distinct points, but only %d is distinct in single precision; returning %d cluster instead of %d",
-							   "the data has %s%lld distinct points, but only %d are distinct in single precision; returning %d clusters instead of %d",
+				(errmsg_plural("the data has %s%lld distinct points, but only %d is distinct in %s; returning %d cluster instead of %d",
+							   "the data has %s%lld distinct points, but only %d are distinct in %s; returning %d clusters instead of %d",
 							   r->k,
 							   data->distinct_rows >= r->k_requested ? "at least " : "",
-							   (long long) data->distinct_rows, r->k, r->k, r->k_requested),
-				 errdetail("k-means computes in single precision, which resolves about 2^-24 of the largest value after centring each column; closer points coincide.")));
+							   (long long) data->distinct_rows, r->k,
+							   r->kernel ? "the kernel's feature space" : "single precision",
+							   r->k, r->k_requested),
+				 errdetail("%s", r->kernel ?
+						   "Kernel k-means compares rows through their kernel values in single precision: rows the kernel maps to one point (x and -x for an even degree and coef0 0), or whose values coincide there, are one point to it." :
+						   "k-means computes in single precision, which resolves about 2^-24 of the largest value after centring each column; closer points coincide.")));
 }

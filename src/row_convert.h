@@ -10,6 +10,10 @@
  * changed by the scale. The engine gets shift and scale with the data and
  * answers in the table's units (pgkm_options.shift, scale_log2).
  *
+ * A caller whose results depend on the origin (kernel k-means with the
+ * polynomial or sigmoid kernel) forbids the shift: then only the scale
+ * applies, which it compensates (gamma 2^-2e).
+ *
  * Ordinary data (the first rows not offset by more than their spread, M in
  * the window) keeps shift 0 and scale 1: real values are copied exactly by
  * the fast path, and results are bit-identical to a plain float copy.
@@ -48,6 +52,7 @@ typedef struct PgkmNarrow
 	double		scale_a,
 				scale_b;		/* 2^scale_log2 = scale_a * scale_b, each finite */
 	uint32		maxbits;		/* largest |stored value| so far, as float bits */
+	bool		shift_allowed;	/* else every shift stays 0 */
 	bool		decided;		/* the shift is chosen */
 	bool		has_shift;		/* a column has a nonzero shift */
 	bool		fast;			/* identity transform, nothing left to count: copy reals */
@@ -61,8 +66,12 @@ typedef struct PgkmNarrow
 	MemoryContext cxt;
 } PgkmNarrow;
 
-/* Start converting rows of d features; k bounds the distinct count. */
-extern void pgkm_narrow_begin(PgkmNarrow *nw, int32 d, int32 k, MemoryContext cxt);
+/*
+ * Start converting rows of d features; k bounds the distinct count;
+ * shift_allowed false keeps every shift 0 (the scale still applies).
+ */
+extern void pgkm_narrow_begin(PgkmNarrow *nw, int32 d, int32 k, bool shift_allowed,
+							  MemoryContext cxt);
 
 /* Slow side of pgkm_narrow_copied: row n holds reals copied as they are. */
 extern void pgkm_narrow_refit(PgkmNarrow *nw, float *x, int64 n);

@@ -173,6 +173,12 @@ report_progress(const pgkm_progress *p, int n_init, int *last_run, int *last_ite
 				(errmsg("pg_kmeans run %d/%d finished after %d iterations: inertia %.6g",
 						p->run + 1, n_init, p->iteration, p->inertia),
 				 errdetail("elapsed %.3f s", p->elapsed_s)));
+	else if (p->method == PGKM_METHOD_KERNEL)	/* no input-space distances to count */
+		ereport(INFO,
+				(errmsg("pg_kmeans run %d/%d iteration %d: inertia %.6g, %lld points moved",
+						p->run + 1, n_init, p->iteration, p->inertia,
+						(long long) p->moved),
+				 errdetail("elapsed %.3f s, kernel k-means", p->elapsed_s)));
 	else
 		ereport(INFO,
 				(errmsg("pg_kmeans run %d/%d iteration %d: inertia %.6g, %lld points moved",
@@ -223,10 +229,18 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 								  (unsigned long) c->data.n_skipped_null,
 								  (long long) c->data.n_skipped_null) : 0,
 				 errhint("Choose k between 1 and the number of rows.")));
+	if (args->max_model_values > 0 && c->data.n * (int64) c->data.d > args->max_model_values)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a kernel k-means model of %lld rows x %d features is too large to store",
+						(long long) c->data.n, c->data.d),
+				 errdetail("Prediction evaluates the kernel against every training row, so the model keeps them all; it may keep at most %lld values (rows x features).",
+						   (long long) args->max_model_values),
+				 errhint("Fit the model on a sample of the rows (e.g. a view with TABLESAMPLE), or cluster without a model with kmeans() or kmeans_centroids().")));
 	pgkm_check_budget(args, &c->data, need_tids);
 
 	plugin = (char *) MemoryContextAlloc(c->cxt, MAXPGPATH);
-	pgkm_build_options(args, &opt, plugin, MAXPGPATH);
+	pgkm_build_options(args, &c->data, need_tids, &opt, plugin, MAXPGPATH);
 	opt.shift = c->data.shift;
 	opt.scale_log2 = c->data.scale_log2;
 	holder = (RunHolder *) MemoryContextAllocZero(c->cxt, sizeof(RunHolder));

@@ -199,7 +199,7 @@ begin_rows(PgkmScan *s)
 {
 	if (likely(s->narrow.row != NULL))
 		return;
-	pgkm_narrow_begin(&s->narrow, s->d, s->args->k, s->datacxt);
+	pgkm_narrow_begin(&s->narrow, s->d, s->args->k, pgkm_shift_allowed(s->args), s->datacxt);
 	s->all_real = true;
 	for (int i = 0; i < s->ncols; i++)
 		if (s->cols[i].kind != PGKM_COL_FLOAT4 && s->cols[i].kind != PGKM_COL_FLOAT4_ARRAY)

@@ -77,7 +77,7 @@ output_max_kbytes(const PgkmArgs *args, const PgkmClustering *c)
 				limit = (int64) pgkm_guc_memory_limit_kb * 1024,
 				allowance;
 
-	pgkm_build_options(args, &opt, plugin, sizeof(plugin));
+	pgkm_build_options(args, &c->data, true, &opt, plugin, sizeof(plugin));
 	engine = pgkm_estimate_bytes(c->data.n, c->data.d, &opt);
 	held = c->data.n * (int64) (c->data.d * sizeof(float) + sizeof(ItemPointerData)) +
 		Max(engine, 0);
@@ -205,6 +205,11 @@ pgkm_kmeans(PG_FUNCTION_ARGS)
 	PgkmClustering *c;
 	ReturnSetInfo *rsinfo;
 
+	if (pgkm_args_have_null(fcinfo, 0))
+	{
+		InitMaterializedSRF(fcinfo, 0);
+		return (Datum) 0;
+	}
 	pgkm_parse_args(fcinfo, 0, &args);
 	InitMaterializedSRF(fcinfo, 0);
 	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -228,6 +233,11 @@ pgkm_kmeans_centroids(PG_FUNCTION_ARGS)
 	PgkmArgs	args;
 	PgkmClustering *c;
 
+	if (pgkm_args_have_null(fcinfo, 0))
+	{
+		InitMaterializedSRF(fcinfo, 0);
+		return (Datum) 0;
+	}
 	pgkm_parse_args(fcinfo, 0, &args);
 	InitMaterializedSRF(fcinfo, 0);
 

@@ -11,6 +11,7 @@
 #include "driver.h"
 #include "errors.h"
 #include "gpu_plugin.h"
+#include "kernel_kmeans.h"
 #include "nearest.h"
 #include "thread_pool.h"
 #include "util.h"
@@ -42,6 +43,13 @@ pgkm_options_default(pgkm_options *opt)
 	opt->deterministic = 1;
 	opt->gpu_plugin_path = nullptr;
 	opt->gpu_memory_limit = 0;
+	opt->kernel = PGKM_KERNEL_RBF;
+	opt->gamma = 0;
+	opt->coef0 = 1;
+	opt->degree = 3;
+	opt->kernel_matrix = PGKM_KMATRIX_AUTO;
+	opt->memory_limit = 0;
+	opt->initial_labels = nullptr;
 	opt->shift = nullptr;
 	opt->scale_log2 = 0;
 }
@@ -69,14 +77,16 @@ validate_options(int64_t n, int32_t d, const pgkm_options *opt)
 		throw EngineError(PGKM_ERR_INVALID, fmt("n_init must be at least 1 (got %d)", opt->n_init));
 	if (opt->init != PGKM_INIT_KMEANSPP && opt->init != PGKM_INIT_RANDOM && opt->init != PGKM_INIT_GIVEN)
 		throw EngineError(PGKM_ERR_INVALID, fmt("unknown init method %d", opt->init));
-	if (opt->init == PGKM_INIT_GIVEN && !opt->initial_centroids)
+	if (opt->init == PGKM_INIT_GIVEN && opt->method != PGKM_METHOD_KERNEL && !opt->initial_centroids)
 		throw EngineError(PGKM_ERR_INVALID, "init GIVEN needs initial_centroids");
 	if (!pgkm_method_name(opt->method))
 		throw EngineError(PGKM_ERR_INVALID,
-						  fmt("unknown method %d (valid: lloyd, elkan, hamerly, yinyang, sort, auto)",
+						  fmt("unknown method %d (valid: lloyd, elkan, hamerly, yinyang, sort, auto, kernel)",
 							  opt->method));
 	if (opt->memory_limit < 0)
 		throw EngineError(PGKM_ERR_INVALID, "memory_limit must be >= 0");
+	if (opt->method == PGKM_METHOD_KERNEL)
+		validate_kernel_options(n, d, *opt);
 	if (opt->device != PGKM_DEVICE_AUTO && opt->device != PGKM_DEVICE_CPU && opt->device != PGKM_DEVICE_GPU)
 		throw EngineError(PGKM_ERR_INVALID, fmt("unknown device %d", opt->device));
 	if (opt->n_threads < 0)
@@ -146,6 +156,8 @@ pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
 {
 	if (n < 0 || d < 1 || !opt)
 		return 0;
+	if (opt->method == PGKM_METHOD_KERNEL)
+		return kernel_estimate_bytes(n, d, *opt);
 	const double k = std::max<int32_t>(opt->k, 1);
 	const double threads = useful_threads(opt->n_threads, n, d, (int32_t) k);
 	const double dn = (double) n, dd = d;

@@ -11,35 +11,7 @@
 #error "define TILE_W, TILE_CB and TILE_RV before including argmin_tile.h"
 #endif
 
-typedef __SIZE_TYPE__ size_t;
-constexpr int W = TILE_W;
-constexpr int CB = TILE_CB;
-constexpr int RV = TILE_RV;
-constexpr int R = W * RV;		/* rows per block */
-
-typedef float vf __attribute__((vector_size(W * 4)));
-typedef int32_t vi __attribute__((vector_size(W * 4)));
-
-inline vf
-loadv(const float *p)
-{
-	vf			v;
-	__builtin_memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-inline void
-storev(float *p, vf v)
-{
-	__builtin_memcpy(p, &v, sizeof(v));
-}
-
-/* all lanes = s as one broadcast (vf {} + s would add 0 first, which is not a no-op for -0) */
-inline vf
-splatf(float s)
-{
-	return __builtin_shuffle(vf {s}, vi {});
-}
+#include "tile_vectors.h"
 
 inline int64_t
 min64(int64_t a, int64_t b)
@@ -125,26 +97,6 @@ pack_rows(const float *x, int64_t nr, int32_t d, const float *mean, int32_t j0, 
 		}
 		if (add_x2)
 			storev(x2 + g * W, loadv(x2 + g * W) + sq);
-	}
-}
-
-/* acc[i][g] += sum over the kl features of xt(j, rows of g) * panel(j, i). */
-__attribute__((always_inline)) inline void
-block_dots(const float *xt, int32_t kl, const float *panel, vf (*acc)[RV])
-{
-	for (int32_t j = 0; j < kl; j++)
-	{
-		vf			xv[RV];
-		for (int g = 0; g < RV; g++)
-			xv[g] = loadv(xt + (size_t) j * R + g * W);
-		const float *pj = panel + (size_t) j * CB;
-#pragma GCC unroll 16
-		for (int i = 0; i < CB; i++)
-		{
-			const vf	c = splatf(pj[i]);
-			for (int g = 0; g < RV; g++)
-				acc[i][g] += xv[g] * c;
-		}
 	}
 }
 

@@ -99,6 +99,8 @@ pgkm_method_name(int32_t method)
 			return "sort";
 		case PGKM_METHOD_AUTO:
 			return "auto";
+		case PGKM_METHOD_KERNEL:
+			return "kernel";
 		default:
 			return nullptr;
 	}

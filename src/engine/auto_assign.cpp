@@ -25,8 +25,9 @@ namespace pgkm
 
 /*
  * Yinyang from k = 16 (two groups or more), Hamerly below, within the
- * memory budget after the data, the ctids and Lloyd's own needs; Lloyd when
- * k < 4 (nothing to gain) or where Lloyd uses its direct kernel.
+ * engine's memory budget (opt->memory_limit, the data not counted) after
+ * Lloyd's own needs; Lloyd when k < 4 (nothing to gain) or where Lloyd uses
+ * its direct kernel.
  */
 int32_t
 auto_first_method(int64_t n, int32_t d, int32_t k, const pgkm_options *opt)
@@ -38,8 +39,7 @@ auto_first_method(int64_t n, int32_t d, int32_t k, const pgkm_options *opt)
 	{
 		pgkm_options base = *opt;
 		base.method = PGKM_METHOD_LLOYD;
-		budget = (double) opt->memory_limit - (double) n * (d * 4.0 + 6.0) -
-			(double) pgkm_estimate_bytes(n, d, &base);
+		budget = (double) opt->memory_limit - (double) pgkm_estimate_bytes(n, d, &base);
 	}
 	const int	threads = resolve_threads(opt ? opt->n_threads : 0);
 	const int32_t wanted[] = {k >= 16 ? PGKM_METHOD_YINYANG : PGKM_METHOD_HAMERLY,

@@ -46,6 +46,11 @@ pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt
 	: x_(x), n_(n), d_(d), opt_(opt), interrupt_(interrupt), interrupt_ctx_(interrupt_ctx),
 	  units_(opt.shift, opt.scale_log2, d)
 {
+	if (opt.method == PGKM_METHOD_KERNEL)
+	{
+		kernel_ = make_kernel_run(x, n, d, opt, interrupt, interrupt_ctx);
+		return;
+	}
 	if (opt.init == PGKM_INIT_GIVEN)
 	{
 		size_t		kd = (size_t) opt.k * d;
@@ -260,13 +265,7 @@ pgkm_run::drop_empty_clusters()
 void
 pgkm_run::fill_progress(pgkm_progress *p, int32_t iteration, double inertia, int64_t moved) const
 {
-	if (!p)
-		return;
-	p->run = run_;
-	p->iteration = iteration;
-	p->inertia = units_.squared(inertia);
-	p->moved = moved;
-	p->elapsed_s = clock_.seconds();
+	report_step(p, run_, iteration, units_.squared(inertia), moved, clock_.seconds());
 }
 
 /* The distance computations of the pass just done, for the progress report and the result. */
@@ -419,48 +418,8 @@ pgkm_run::step_final(pgkm_progress *progress)
 		if (cur_.dist.size() != (size_t) n_)
 			cur_.dist.resize(n_);
 	}
-	run_++;
-	if (run_ < n_runs_)
-	{
-		phase_ = Phase::Init;
-		return;
-	}
-	finish();
-}
-
-/*
- * The result in the caller's units, in fp64: coordinates unshifted and
- * unscaled, distances and squared sums unscaled (exact powers of two). A
- * value beyond double's range is an error, never an infinity.
- */
-void
-pgkm_run::to_callers_units()
-{
-	const int32_t d = d_;
-	for (int64_t i = 0; i < n_; i++)
-		best_.dist[i] = units_.distance(std::sqrt(best_.dist[i]));
-	for (double &v : best_cluster_inertia_)
-		v = units_.squared(v);
-	best_.inertia = units_.squared(best_.inertia);
-	for (std::vector<double> *m : {&best_.centers, &best_.init_centers})
-		for (size_t i = 0; i < m->size(); i++)
-		{
-			(*m)[i] = units_.coordinate((*m)[i], (int32_t) (i % d));
-			if (!std::isfinite((*m)[i]))
-				throw EngineError(PGKM_ERR_RANGE, "a centroid is beyond the range of double precision");
-		}
-	for (int64_t i = 0; i < n_; i++)
-		if (!std::isfinite(best_.dist[i]))
-			throw EngineError(PGKM_ERR_RANGE,
-							  fmt("the distance of row %lld (0-based) to its centroid is beyond the range of double precision",
-								  (long long) i));
-	for (double v : best_cluster_inertia_)
-		if (!std::isfinite(v))
-			throw EngineError(PGKM_ERR_RANGE,
-							  "a cluster's sum of squared distances is beyond the range of double precision");
-	if (!std::isfinite(best_.inertia))
-		throw EngineError(PGKM_ERR_RANGE,
-						  "the inertia (sum of squared distances) is beyond the range of double precision");
+	if (!next_run(run_, n_runs_, phase_))
+		finish();
 }
 
 /* Per-cluster inertia (in row order) and Euclidean distances; frees what the result does not need. */
@@ -470,7 +429,9 @@ pgkm_run::finish()
 	best_cluster_inertia_.assign(best_.k, 0.0);
 	for (int64_t i = 0; i < n_; i++)
 		best_cluster_inertia_[best_.labels[i]] += best_.dist[i];
-	to_callers_units();
+	/* in the caller's units: coordinates unshifted and unscaled, distances unscaled (powers of two) */
+	results_to_callers_units(units_, d_, true, best_.dist, best_cluster_inertia_, best_.inertia,
+							 {&best_.centers, &best_.init_centers});
 	std::vector<int32_t>().swap(cur_.labels);
 	std::vector<double>().swap(cur_.dist);
 	device_.reset();
@@ -482,36 +443,16 @@ pgkm_run::finish()
 int
 pgkm_run::step(pgkm_progress *progress)
 {
-	try
-	{
-		switch (phase_)
-		{
-			case Phase::Init:
-				step_init(progress);
-				return PGKM_OK;
-			case Phase::Iterate:
-				step_iterate(progress);
-				return PGKM_OK;
-			case Phase::Final:
-				step_final(progress);
-				return phase_ == Phase::Done ? PGKM_DONE : PGKM_OK;
-			case Phase::Done:
-				return PGKM_DONE;
-			case Phase::Failed:
-				throw EngineError(PGKM_ERR_INVALID, "this run failed or was interrupted; free it");
-		}
-	}
-	catch (...)
-	{
-		phase_ = Phase::Failed;
-		throw;
-	}
-	return PGKM_ERR_INTERNAL;
+	if (kernel_)
+		return kernel_->step(progress);
+	return step_phase(*this, phase_, progress);
 }
 
 bool
 pgkm_run::result(pgkm_result *out) const
 {
+	if (kernel_)
+		return kernel_->result(out);
 	if (phase_ != Phase::Done)
 		return false;
 	memset(out, 0, sizeof(*out));

@@ -9,7 +9,9 @@
 
 #include "device.h"
 #include "method_trail.h"
+#include "kernel_kmeans.h"
 #include "pgkm_engine.h"
+#include "run_phases.h"
 #include "thread_pool.h"
 #include "units.h"
 #include "util.h"
@@ -37,14 +39,9 @@ public:
 	bool		result(pgkm_result *out) const;
 
 private:
-	enum class Phase
-	{
-		Init,
-		Iterate,
-		Final,
-		Done,
-		Failed
-	};
+	typedef pgkm::RunPhase Phase;
+	template <typename Loop>
+	friend int	pgkm::step_phase(Loop &loop, pgkm::RunPhase &phase, pgkm_progress *progress);
 
 	/* What a finished run leaves: the current one while it runs, then the best. */
 	struct Outcome
@@ -67,7 +64,6 @@ private:
 	void		step_iterate(pgkm_progress *progress);
 	void		step_final(pgkm_progress *progress);
 	void		finish();
-	void		to_callers_units();
 	int32_t		repair_empty_clusters();
 	double		fill_empty_clusters();
 	void		drop_empty_clusters();
@@ -101,6 +97,9 @@ private:
 	std::vector<char> split_last_;	/* cluster took part in a split last iteration */
 	std::vector<char> split_futile_;	/* a split of this cluster did not separate points: stop */
 	pgkm::MethodTrail methods_;
+
+	/* method KERNEL: its own step loop, to which step and result defer */
+	std::unique_ptr<pgkm::KernelRun> kernel_;
 
 	/* the best run so far, then the result */
 	bool		have_best_ = false;

@@ -11,6 +11,7 @@
 #ifndef PGKM_EXACT_DISTANCE_H
 #define PGKM_EXACT_DISTANCE_H
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 

@@ -1,5 +1,5 @@
 /*
- * init.cpp: random initial centroids (init.h).
+ * init.cpp: random initial centroids and the k-means++ trial pick (init.h).
  */
 #include "init.h"
 #include "rng.h"
@@ -48,6 +48,25 @@ random_init(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thre
 		found++;
 	}
 	return found;
+}
+
+int
+best_trial(const double *tpart, int64_t nchunks, int trials)
+{
+	int			best = 0;
+	double		best_pot = 0;
+	for (int t = 0; t < trials; t++)
+	{
+		double		s = 0;
+		for (int64_t ch = 0; ch < nchunks; ch++)
+			s += tpart[(size_t) ch * trials + t];
+		if (t == 0 || s < best_pot)
+		{
+			best = t;
+			best_pot = s;
+		}
+	}
+	return best;
 }
 
 }							/* namespace pgkm */

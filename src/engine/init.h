@@ -2,7 +2,8 @@
  * init.h: the initial centroids computed on the host. Random init works on
  * the host for every device (the driver hands its rows to the device);
  * k-means++ is a device operation (Device::kmeanspp): the CPU device's is
- * here, the GPU's lives in the CUDA plugin.
+ * here, the GPU's lives in the CUDA plugin; and the k-means++ trial pick
+ * that the CPU and feature-space k-means++ share.
  */
 #ifndef PGKM_INIT_H
 #define PGKM_INIT_H
@@ -28,6 +29,14 @@ int32_t		random_init(const float *x, int64_t n, int32_t d, int32_t k, uint64_t s
  */
 int32_t		kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed,
 						 ThreadPool *pool, double *centers, double *potential);
+
+/*
+ * Greedy k-means++'s pick among trials candidates: the one whose potential,
+ * the per-chunk partials tpart[chunk * trials + t] summed in chunk order,
+ * is lowest (the first on ties). Both k-means++ (input and feature space)
+ * use it, so that their choice is reduced the same way for any thread count.
+ */
+int			best_trial(const double *tpart, int64_t nchunks, int trials);
 
 }							/* namespace pgkm */
 

@@ -275,19 +275,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			if (sum == acc)
 				std::copy(acc, acc + trials, &tpart[(size_t) ch * trials]);
 		});
-		int			best = 0;
-		double		best_pot = 0;
-		for (int t = 0; t < trials; t++)
-		{
-			double		s = 0;
-			for (int64_t ch = 0; ch < nchunks; ch++)
-				s += tpart[(size_t) ch * trials + t];
-			if (t == 0 || s < best_pot)
-			{
-				best = t;
-				best_pot = s;
-			}
-		}
+		const int	best = best_trial(tpart.data(), nchunks, trials);
 		set_center(found, ids[best]);
 		/* closest = min(closest, D^2 to the winner); rows it cannot reach keep theirs */
 		const double *ccb = cc.data() + (size_t) best * k;

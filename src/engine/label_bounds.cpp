@@ -81,9 +81,8 @@ gamma_f(double m)
 	return m * U / (1 - m * U);
 }
 
-/* a and b of (ii) for a d-feature sqdist_exact */
-static void
-lemma_constants(int32_t d, double *a, double *b)
+void
+label_lemma_constants(int32_t d, double *a, double *b)
 {
 	const double g = (d + 2) * W / (1 - (d + 2) * W);
 	*a = (1 + EPS) * (1 + 2 * g) * (1 + 2 * g);
@@ -106,7 +105,7 @@ DirectFormBound::set(const double *cent, const float *centf, int32_t k, int32_t 
 	}
 	rho2 *= 1 + SLACK;			/* the fp64 sum above */
 	double		a, b;
-	lemma_constants(d, &a, &b);
+	label_lemma_constants(d, &a, &b);
 	const double gm = gamma_f(d + 2);
 	const double au = 2.0 * d * 0x1p-149;
 	a1 = a * (1 + gm) / (1 - gm);
@@ -133,7 +132,7 @@ GemmFormBound::set(const double *cent, const float *mean, const float *centc, co
 	/* c - m above is rounded in fp64: at most w |c - m| per feature, i.e. w C in norm */
 	const double rho = std::sqrt(rho2) * (1 + SLACK) + 2 * W * std::sqrt(c2);
 	double		a, b;
-	lemma_constants(d, &a, &b);
+	label_lemma_constants(d, &a, &b);
 	const double g1 = gamma_f(d + 1);
 	const double up = U / (1 - U);
 	const double au = (2.0 * d + 2) * 0x1p-149;

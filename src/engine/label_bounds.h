@@ -24,6 +24,13 @@ constexpr double BOUND_SLACK = 0x1p-40;
 constexpr double BOUND_HUGE_V = 0x1p120;
 
 /*
+ * a and b of label_bounds.cpp's lemma (ii) for a d-feature sqdist_exact:
+ * c may beat b only if L_c <= a U_b + b Delta^2. Shared with the GPU plugin,
+ * whose value forms differ (cuda/label_bound.cpp).
+ */
+void		label_lemma_constants(int32_t d, double *a, double *b);
+
+/*
  * The direct form: v_c = fl(sum_j fl(fl(x_j - cf_j)^2)), cf = float(c),
  * features in order (any order, with or without FMA, is covered).
  */

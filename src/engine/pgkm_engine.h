@@ -63,8 +63,31 @@ typedef enum pgkm_method
 	PGKM_METHOD_HAMERLY = 2,	/* one upper and one lower bound per row */
 	PGKM_METHOD_YINYANG = 3,	/* one lower bound per group of 16 centroids */
 	PGKM_METHOD_SORT = 4,		/* Wu & Hong's sorted inter-centroid distances, no bounds kept */
-	PGKM_METHOD_AUTO = 5		/* picks one from the shape and memory, measures, switches */
+	PGKM_METHOD_AUTO = 5		/* picks one from the shape and memory, measures, switches */,
+	PGKM_METHOD_KERNEL = 16		/* kernel k-means (kernel_kmeans.cpp): a
+								 * different objective, apart from Lloyd's
+								 * exact variants */
 } pgkm_method;
+
+/* Kernels of method KERNEL, as scikit-learn's pairwise kernels define them. */
+typedef enum pgkm_kernel
+{
+	PGKM_KERNEL_LINEAR = 0,		/* <x, y> */
+	PGKM_KERNEL_POLYNOMIAL = 1, /* (gamma <x, y> + coef0)^degree */
+	PGKM_KERNEL_RBF = 2,		/* exp(-gamma ||x - y||^2) */
+	PGKM_KERNEL_SIGMOID = 3		/* tanh(gamma <x, y> + coef0) */
+} pgkm_kernel;
+
+/* Where kernel k-means keeps the n x n kernel matrix K. */
+typedef enum pgkm_kernel_matrix
+{
+	PGKM_KMATRIX_AUTO = 0,		/* stored when it fits memory_limit, else recomputed */
+	PGKM_KMATRIX_STORED = 1,	/* built once (n^2 floats), read every iteration */
+	PGKM_KMATRIX_RECOMPUTED = 2 /* tiles recomputed from the data every pass */
+} pgkm_kernel_matrix;
+
+/* The largest |pgkm_options.scale_log2|: any double's exponent range twice over. */
+#define PGKM_MAX_SCALE_LOG2 2200
 
 typedef struct pgkm_options
 {
@@ -90,12 +113,24 @@ typedef struct pgkm_options
 	 * (NULL: all 0). initial_centroids and every result (centroids,
 	 * distances, inertia) are in X's units, converted in fp64. The
 	 * engine's float32 kernels need max |x| <= 2^60 / sqrt(12 d): larger
-	 * data is an error (scale it down).
+	 * data is an error (scale it down). Kernel k-means takes gamma in X's
+	 * units too; its polynomial and sigmoid kernels depend on the origin,
+	 * so their shift must be NULL or all 0.
 	 */
 	const double *shift;
-	int32_t		scale_log2;
-	int64_t		memory_limit;	/* host bytes the call may use, data included;
-								 * 0 = none. AUTO keeps its bounds within it */
+	int32_t		scale_log2;		/* within +-PGKM_MAX_SCALE_LOG2 */
+
+	/* method KERNEL only (the defaults are scikit-learn's) */
+	int32_t		kernel;			/* pgkm_kernel (default RBF) */
+	double		gamma;			/* > 0; 0 = 1 / d */
+	double		coef0;			/* polynomial and sigmoid (default 1) */
+	int32_t		degree;			/* polynomial, >= 1 (default 3) */
+	int32_t		kernel_matrix;	/* pgkm_kernel_matrix */
+	int64_t		memory_limit;	/* host bytes the engine may allocate (the
+								 * caller's data buffer not counted): method
+								 * AUTO keeps its bounds and kernel_matrix AUTO
+								 * its K within it; 0 = no limit */
+	const int32_t *initial_labels;	/* n labels in 0..k-1, for INIT_GIVEN */
 } pgkm_options;
 
 /* Fills *opt with the documented defaults (k = 0 must still be set). */
@@ -140,8 +175,9 @@ typedef struct pgkm_result
 	int64_t		n;
 	int32_t		d;
 	int32_t		k;				/* clusters returned; < k_requested only when
-								 * the data (as float32) has only k distinct
-								 * points, or unfilled_clusters > 0 */
+								 * the data (as float32; for method KERNEL in
+								 * the kernel's feature space) has only k
+								 * distinct points, or unfilled_clusters > 0 */
 	int32_t		k_requested;
 	/* All in the caller's units (pgkm_options.shift, scale_log2). */
 	const double *centroids;	/* k x d */
@@ -158,7 +194,8 @@ typedef struct pgkm_result
 	int32_t		empty_cluster_repairs;	/* empty clusters split or moved to a row */
 	int32_t		unfilled_clusters;	/* dropped although rows stayed apart from
 									 * every centroid: only the GPU's float32
-									 * labels can do that; 0 on the CPU */
+									 * labels can do that for Lloyd; kernel
+									 * k-means after k rounds of moves */
 	double		elapsed_s;
 	const char *device;			/* "cpu" or "gpu" */
 	const char *device_detail;	/* e.g. "NVIDIA H100 80GB HBM3" or "8 threads" */
@@ -169,10 +206,32 @@ typedef struct pgkm_result
 	int64_t		distance_computations;	/* of every assignment pass of every run */
 	int64_t		distance_computations_lloyd;	/* what Lloyd would have
 												 * computed: n x k per pass */
+	const struct pgkm_kernel_result *kernel;	/* method KERNEL, else NULL */
 } pgkm_result;
 
 /* The SQL name of a method ("lloyd", "elkan", ...), NULL if unknown. */
 const char *pgkm_method_name(int32_t method);
+
+/*
+ * What kernel k-means adds to a result. Its clusters have no centroid
+ * vectors: the feature-space centroid of cluster c is the mean of phi(x_i)
+ * over the rows i with members[i] == c, the partition the final labels were
+ * assigned against. The result's centroids are the input-space means of the
+ * final clusters, its distances and inertia feature-space ones.
+ */
+typedef struct pgkm_kernel_result
+{
+	const int32_t *initial_labels;	/* n: the winning run's starting partition */
+	const int32_t *members;		/* n: cluster in 0..k-1, or -1 for a row of a
+								 * cluster that was dropped (empty at the end) */
+	const int64_t *member_sizes;	/* k: rows with members[i] == c */
+	const double *centroid_norms;	/* k: ||c||^2 in feature space, in the engine's
+									 * units (2^2e times the caller's for linear) */
+	double		gamma;			/* the gamma used, in the caller's units (the 1 / d
+								 * default resolved) */
+	const char *matrix;			/* "stored" or "recomputed" */
+	double		matrix_s;		/* seconds building K (0 when recomputed) */
+} pgkm_kernel_result;
 
 /* Valid after pgkm_run_step returned PGKM_DONE; pointers live until free. */
 int			pgkm_run_result(const pgkm_run *run, pgkm_result *out);
@@ -187,6 +246,23 @@ int64_t		pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt);
  * device. Returns 1 and a description, or 0 and the reason, in info.
  */
 int			pgkm_gpu_available(const char *plugin_path, char *info, size_t infolen);
+
+/*
+ * Kernel k-means prediction against a stored partition: the row x (d fp64,
+ * in the caller's units) goes to the cluster whose feature-space centroid is
+ * nearest,
+ *   argmin_c  K(x,x) - 2/|c| sum_{l in c} K(x, rows_l) + norms[c],
+ * lowest index on ties, computed in fp64 over the n training rows (n x d,
+ * members[l] in 0..k-1 or -1 = no cluster). rows and norms are the fit's,
+ * in its engine units (the float32 data and pgkm_kernel_result.centroid_norms);
+ * kernel holds the fit's kernel, gamma, coef0, degree, shift and scale_log2,
+ * which x is brought into. Returns the cluster and its squared feature-space
+ * distance in *dist2; -1 on bad arguments; -2 when a distance is not finite
+ * (x so far out that its kernel values overflow double).
+ */
+int32_t		pgkm_kernel_nearest(const pgkm_options *kernel, const float *rows,
+								const int32_t *members, int64_t n, int32_t d, int32_t k,
+								const double *norms, const double *x, double *dist2);
 
 /*
  * Index of the centroid nearest to x (Euclidean), the lowest index on

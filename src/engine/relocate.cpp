@@ -18,7 +18,8 @@ same_row(const float *a, const float *b, int32_t d)
 }
 
 std::vector<int64_t>
-farthest_distinct_rows(const float *x, int64_t n, int32_t d, const double *dist2, int32_t m)
+farthest_distinct_rows(const float *x, int64_t n, int32_t d, const double *dist2, int32_t m,
+					   const std::function<bool(int64_t)> &accept)
 {
 	std::vector<int64_t> rows;
 	for (int64_t i = 0; i < n; i++)
@@ -48,7 +49,7 @@ farthest_distinct_rows(const float *x, int64_t n, int32_t d, const double *dist2
 				dup = true;
 				break;
 			}
-		if (!dup)
+		if (!dup && (!accept || accept(r)))
 			out.push_back(r);
 	}
 	return out;

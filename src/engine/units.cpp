@@ -17,16 +17,13 @@ max_safe_abs(int32_t d)
 	return std::ldexp(1.0, 60) / std::sqrt(12.0 * (d > 0 ? d : 1));
 }
 
-/* 2200 covers any double's exponent range twice over (subnormals included). */
-static constexpr int32_t MAX_SCALE_LOG2 = 2200;
-
 Units::Units(const double *shift, int32_t scale_log2, int32_t d)
 	: shift_(d, 0.0), e_(scale_log2), identity_(scale_log2 == 0)
 {
-	if (scale_log2 < -MAX_SCALE_LOG2 || scale_log2 > MAX_SCALE_LOG2)
+	if (scale_log2 < -PGKM_MAX_SCALE_LOG2 || scale_log2 > PGKM_MAX_SCALE_LOG2)
 		throw EngineError(PGKM_ERR_INVALID,
-						  fmt("scale_log2 must be between %d and %d (got %d)", -MAX_SCALE_LOG2,
-							  MAX_SCALE_LOG2, scale_log2));
+						  fmt("scale_log2 must be between %d and %d (got %d)", -PGKM_MAX_SCALE_LOG2,
+							  PGKM_MAX_SCALE_LOG2, scale_log2));
 	if (!shift)
 		return;
 	for (int32_t j = 0; j < d; j++)
@@ -65,6 +62,42 @@ double
 Units::squared(double v) const
 {
 	return e_ == 0 ? v : std::ldexp(v, -2 * e_);
+}
+
+void
+results_to_callers_units(const Units &u, int32_t d, bool scaled_distances, std::vector<double> &dist,
+						 std::vector<double> &cluster_inertia, double &inertia,
+						 std::initializer_list<std::vector<double> *> coordinates)
+{
+	for (double &v : dist)
+		v = std::sqrt(v);
+	if (scaled_distances)
+	{
+		for (double &v : dist)
+			v = u.distance(v);
+		for (double &v : cluster_inertia)
+			v = u.squared(v);
+		inertia = u.squared(inertia);
+	}
+	for (std::vector<double> *m : coordinates)
+		for (size_t i = 0; i < m->size(); i++)
+		{
+			(*m)[i] = u.coordinate((*m)[i], (int32_t) (i % d));
+			if (!std::isfinite((*m)[i]))
+				throw EngineError(PGKM_ERR_RANGE, "a centroid is beyond the range of double precision");
+		}
+	for (size_t i = 0; i < dist.size(); i++)
+		if (!std::isfinite(dist[i]))
+			throw EngineError(PGKM_ERR_RANGE,
+							  fmt("the distance of row %lld (0-based) to its centroid is beyond the range of double precision",
+								  (long long) i));
+	for (double v : cluster_inertia)
+		if (!std::isfinite(v))
+			throw EngineError(PGKM_ERR_RANGE,
+							  "a cluster's sum of squared distances is beyond the range of double precision");
+	if (!std::isfinite(inertia))
+		throw EngineError(PGKM_ERR_RANGE,
+						  "the inertia (sum of squared distances) is beyond the range of double precision");
 }
 
 }							/* namespace pgkm */

@@ -13,6 +13,7 @@
 #define PGKM_UNITS_H
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 namespace pgkm
@@ -44,6 +45,19 @@ private:
 	int32_t		e_;
 	bool		identity_;
 };
+
+/*
+ * A finished run's results into the caller's units, in fp64, in place:
+ * squared distances dist (n) become Euclidean distances, the sums of
+ * squares (cluster_inertia, inertia) and the coordinates (each k x d) are
+ * converted; scaled_distances false keeps distances and sums as they are
+ * (kernel k-means' feature-space ones, which the scale does not change).
+ * A value beyond double's range throws EngineError(PGKM_ERR_RANGE).
+ */
+void		results_to_callers_units(const Units &u, int32_t d, bool scaled_distances,
+									 std::vector<double> &dist,
+									 std::vector<double> &cluster_inertia, double &inertia,
+									 std::initializer_list<std::vector<double> *> coordinates);
 
 }							/* namespace pgkm */
 

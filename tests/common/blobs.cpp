@@ -80,4 +80,23 @@ fnv1a(const void *p, size_t len)
 	return h;
 }
 
+std::vector<float>
+rings(int64_t n, double factor, double noise, uint64_t seed, std::vector<int32_t> *labels)
+{
+	std::mt19937_64 g(seed);
+	std::uniform_real_distribution<double> angle(0, 2 * M_PI);
+	std::normal_distribution<double> z(0, noise);
+	std::vector<float> x((size_t) n * 2);
+	labels->resize(n);
+	for (int64_t i = 0; i < n; i++)
+	{
+		const int32_t ring = i < n / 2 ? 0 : 1;
+		const double r = ring == 0 ? 1.0 : factor, a = angle(g);
+		x[(size_t) i * 2] = (float) (r * std::cos(a) + z(g));
+		x[(size_t) i * 2 + 1] = (float) (r * std::sin(a) + z(g));
+		(*labels)[i] = ring;
+	}
+	return x;
+}
+
 }							/* namespace pgkm_test */

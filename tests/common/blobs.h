@@ -36,6 +36,15 @@ std::vector<double> pick_rows(const std::vector<float> &x, int32_t d, int k, uin
 /* FNV-1a of len bytes: the benchmarks print it so that two builds' outputs can be compared. */
 uint64_t	fnv1a(const void *p, size_t len);
 
+/*
+ * Two concentric rings in the plane (scikit-learn's make_circles shape):
+ * n rows (n/2 per ring, outer radius 1, inner radius factor) at uniform
+ * random angles, plus N(0, noise) per coordinate; the ring of each row
+ * (0 outer, 1 inner) in *labels.
+ */
+std::vector<float> rings(int64_t n, double factor, double noise, uint64_t seed,
+						 std::vector<int32_t> *labels);
+
 }							/* namespace pgkm_test */
 
 #endif							/* PGKM_TEST_BLOBS_H */

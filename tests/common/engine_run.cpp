@@ -26,6 +26,7 @@ copy_result(const pgkm_result &res, int32_t d, EngineResult &r)
 	r.iterations = res.iterations;
 	r.converged = res.converged;
 	r.repairs = res.empty_cluster_repairs;
+	r.unfilled = res.unfilled_clusters;
 	r.best_run = res.best_run;
 	r.inertia = res.inertia;
 	r.centroids.assign(res.centroids, res.centroids + (size_t) res.k * d);
@@ -40,6 +41,15 @@ copy_result(const pgkm_result &res, int32_t d, EngineResult &r)
 	r.method_used = res.method_used;
 	r.distance_computations = res.distance_computations;
 	r.distance_computations_lloyd = res.distance_computations_lloyd;
+	if (const pgkm_kernel_result *kr = res.kernel)
+	{
+		r.kernel_init_labels.assign(kr->initial_labels, kr->initial_labels + n);
+		r.kernel_members.assign(kr->members, kr->members + n);
+		r.kernel_member_sizes.assign(kr->member_sizes, kr->member_sizes + res.k);
+		r.kernel_norms.assign(kr->centroid_norms, kr->centroid_norms + res.k);
+		r.kernel_gamma = kr->gamma;
+		r.kernel_matrix = kr->matrix;
+	}
 }
 
 EngineResult

@@ -19,7 +19,8 @@ struct EngineResult
 {
 	int			status = -1;	/* PGKM_DONE, or the first status that was not PGKM_OK */
 	std::string err;
-	int32_t		k = 0, k_requested = 0, iterations = 0, converged = 0, repairs = 0, best_run = 0;
+	int32_t		k = 0, k_requested = 0, iterations = 0, converged = 0, repairs = 0, best_run = 0,
+				unfilled = 0;
 	double		inertia = 0;
 	std::vector<double> centroids, init;
 	std::vector<int32_t> labels;
@@ -30,6 +31,12 @@ struct EngineResult
 	std::string device, detail, fallback;
 	std::string method_used;
 	int64_t		distance_computations = 0, distance_computations_lloyd = 0;
+	/* method KERNEL (pgkm_kernel_result), else empty */
+	std::vector<int32_t> kernel_init_labels, kernel_members;
+	std::vector<int64_t> kernel_member_sizes;
+	std::vector<double> kernel_norms;
+	double		kernel_gamma = 0;
+	std::string kernel_matrix;
 };
 
 /* Defaults with k set and device = CPU. */

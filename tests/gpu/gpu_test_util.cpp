@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 const char *
@@ -61,6 +62,61 @@ debug_kpp_rows(void *h)
 {
 	static auto f = debug_export<int64_t (*) (void *)>("pgkm_cuda_debug_kpp_rows");
 	return f ? f(h) : -1;
+}
+
+int64_t
+debug_decided(void *h)
+{
+	static auto f = debug_export<int64_t (*) (void *)>("pgkm_cuda_debug_decided");
+	return f ? f(h) : -1;
+}
+
+std::vector<int32_t>
+gpu_assign_labels(const std::vector<float> &x, int64_t n, int d, int k, const std::vector<double> &c0,
+				  const pgkm_cuda_config &cfg, std::string *path, int64_t *decided)
+{
+	void	   *h = nullptr;
+	char		err[512] = "";
+	std::vector<int32_t> lab(n, -1);
+	std::vector<double> d2(n);
+	std::vector<int64_t> sz(k);
+	double		inertia;
+	EXPECT_EQ(api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err)), 0) << err;
+	if (!h)
+		return lab;
+	EXPECT_EQ(api()->set_centroids(h, c0.data(), err, sizeof(err)), 0) << err;
+	EXPECT_EQ(api()->assign(h, lab.data(), d2.data(), sz.data(), &inertia, err, sizeof(err)), 0) << err;
+	if (path)
+		*path = debug_path(h);
+	if (decided)
+		*decided = debug_decided(h);
+	api()->destroy(h);
+	return lab;
+}
+
+void
+expect_same_run(const pgkm_test::EngineResult &gpu, const pgkm_test::EngineResult &cpu)
+{
+	ASSERT_EQ(gpu.device, "gpu");
+	EXPECT_EQ(gpu.labels, cpu.labels);
+	EXPECT_EQ(gpu.iterations, cpu.iterations);
+	ASSERT_EQ(gpu.centroids.size(), cpu.centroids.size());
+	double		cmax = 0;
+	for (size_t i = 0; i < cpu.centroids.size(); i++)
+		cmax = std::max(cmax, std::fabs(cpu.centroids[i] - gpu.centroids[i]) / (1.0 + std::fabs(cpu.centroids[i])));
+	EXPECT_LT(cmax, 1e-12);
+	EXPECT_NEAR(gpu.inertia, cpu.inertia, 1e-12 * cpu.inertia);
+}
+
+int64_t
+count_not_fp64_argmin(const std::vector<float> &x, int d, const std::vector<double> &c,
+					  const std::vector<int32_t> &labels)
+{
+	const int	k = (int) (c.size() / d);
+	int64_t		wrong = 0;
+	for (size_t i = 0; i < labels.size(); i++)
+		wrong += labels[i] != pgkm_test::nearest_fp64(x.data() + i * d, c.data(), k, d);
+	return wrong;
 }
 
 pgkm_cuda_config
@@ -185,6 +241,7 @@ check_one_iteration(const std::vector<float> &x, int64_t n, int d, int k, const 
 	std::vector<int64_t> s2(k, -1);
 	double		in2 = -1;
 	ASSERT_EQ(api()->assign(h, lab.data(), d2.data(), s2.data(), &in2, err, sizeof(err)), 0) << err;
+	EXPECT_EQ(count_not_fp64_argmin(x, d, c1, lab), 0) << "labels of assign() that are not the fp64 argmin";
 	double		tot = 0;
 	for (int64_t i = 0; i < n; i++)
 	{

@@ -26,6 +26,7 @@ const pgkm_cuda_api *api();
 std::string debug_path(void *h);
 int			debug_streamed(void *h);
 int64_t		debug_kpp_rows(void *h);
+int64_t		debug_decided(void *h);	/* rows the last pass decided in fp64 */
 
 /* A config on the default device with production switches; deterministic unless det = 0. */
 pgkm_cuda_config plugin_config(int det = 1, int64_t memory_limit = 0);
@@ -57,10 +58,30 @@ PluginRun	plugin_run(const std::vector<float> &x, int64_t n, int d, int k, const
 					   const std::vector<double> *given = nullptr, int iterations = 8);
 
 /*
+ * assign() against c0 through the plugin: the labels, and the path that made
+ * them and the rows it decided in fp64 when asked.
+ */
+std::vector<int32_t> gpu_assign_labels(const std::vector<float> &x, int64_t n, int d, int k,
+									   const std::vector<double> &c0, const pgkm_cuda_config &cfg,
+									   std::string *path = nullptr, int64_t *decided = nullptr);
+
+/*
+ * A GPU engine run against a CPU engine run from the same start: both label
+ * by the fp64 argmin, so equal labels and iterations; centroids and inertia
+ * differ only by the sums' rounding (GPU fixed point, CPU fp64 in row order).
+ */
+void		expect_same_run(const pgkm_test::EngineResult &gpu, const pgkm_test::EngineResult &cpu);
+
+/* Rows whose label differs from the fp64 argmin of sqdist_exact against c (lowest index on ties). */
+int64_t		count_not_fp64_argmin(const std::vector<float> &x, int d, const std::vector<double> &c,
+								  const std::vector<int32_t> &labels);
+
+/*
  * One iteration of the plugin from c0 against an fp64 brute-force Lloyd
  * step (sizes exact, centroids to 1e-10, inertia to 1e-9), then assign() with
- * every output element checked (outputs pre-filled with sentinels); the run
- * must have taken expect_path (pgkm_cuda_debug_path).
+ * every output element checked (outputs pre-filled with sentinels) and every
+ * label the fp64 argmin; the run must have taken expect_path
+ * (pgkm_cuda_debug_path).
  */
 void		check_one_iteration(const std::vector<float> &x, int64_t n, int d, int k, const std::vector<double> &c0,
 								const pgkm_cuda_config &cfg, const char *expect_path);

@@ -1,8 +1,8 @@
 /*
  * test_plugin_paths.cpp: each assignment path of the plugin, driven through
  * the ABI, against an fp64 brute-force reference: one Lloyd iteration on the
- * fused paths, the TILED path's corner shapes, and the GEMM path's 3xTF32
- * product (labels like fp64, with a one-TF32-product negative control).
+ * fused paths, the TILED path's corner shapes, and the GEMM path's products
+ * (labels the fp64 argmin, with a one-TF32-product negative control).
  */
 #include "gpu_test_util.h"
 
@@ -58,71 +58,15 @@ TEST(GpuPlugin, OneIterationTiledMatchesFp64Reference)
 }
 
 /*
- * Nearest centroid of each row in fp64 (lowest index on ties), and the
- * relative gap to the second nearest.
- */
-static std::vector<int32_t>
-reference_labels(const std::vector<float> &x, int64_t n, int d, int k, const std::vector<double> &c,
-				 std::vector<double> *gap = nullptr)
-{
-	std::vector<int32_t> lab(n);
-	if (gap)
-		gap->assign(n, 0.0);
-	for (int64_t i = 0; i < n; i++)
-	{
-		double		b1 = INFINITY, b2 = INFINITY;
-		int			bi = 0;
-		for (int j = 0; j < k; j++)
-		{
-			double		v = pgkm_test::sqdist_fp64(x.data() + (size_t) i * d, c.data() + (size_t) j * d, d);
-			if (v < b1)
-			{
-				b2 = b1;
-				b1 = v;
-				bi = j;
-			}
-			else if (v < b2)
-				b2 = v;
-		}
-		lab[i] = bi;
-		if (gap)
-			(*gap)[i] = (b2 - b1) / (b1 + 1e-300);
-	}
-	return lab;
-}
-
-/* assign() against c0 on the GPU: labels, and the path that made them. */
-static std::vector<int32_t>
-gpu_labels(const std::vector<float> &x, int64_t n, int d, int k, const std::vector<double> &c0,
-		   const pgkm_cuda_config &cfg, std::string *path)
-{
-	void	   *h = nullptr;
-	char		err[512];
-	std::vector<int32_t> lab(n, -1);
-	std::vector<double> d2(n);
-	std::vector<int64_t> sz(k);
-	double		inertia;
-	EXPECT_EQ(api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err)), 0) << err;
-	if (!h)
-		return lab;
-	EXPECT_EQ(api()->set_centroids(h, c0.data(), err, sizeof(err)), 0) << err;
-	EXPECT_EQ(api()->assign(h, lab.data(), d2.data(), sz.data(), &inertia, err, sizeof(err)), 0) << err;
-	*path = debug_path(h);
-	api()->destroy(h);
-	return lab;
-}
-
-/*
- * The GEMM path's 3xTF32 products (x_hi c_hi + x_hi c_lo + x_lo c_hi on the
- * tensor cores) label like fp32 arithmetic. Uniform data with k random rows
- * as centroids has many rows whose two nearest centroids are closer than
- * TF32's own error; rows within 1e-5 (relative, fp64) of a tie are dropped,
- * since there fp32 rounding decides. Negative control: one TF32 product
- * (PGKM_CUDA_PRODUCT_TF32) must get some labels wrong, so the data really tests
- * the split; 3xTF32 (forced: by default only d, k >= 512 use it) must get
- * none wrong, and one iteration must match the fp64 reference. Shapes:
- * k = 1024, k = 300 at d = 300, and d > 1024 (the argmin kernel adds the
- * rows itself).
+ * The GEMM path's products against fp64 on uniform data with k random rows
+ * as centroids, where many rows have two centroids closer than TF32's own
+ * error (rows within 1e-3 relative of a tie are counted): fp32 SGEMM and
+ * 3xTF32 (forced: by default only d, k >= 512 use it) give the fp64 argmin on
+ * every row (the label bound and the fp64 decision, label_bound.h), and one
+ * iteration matches the fp64 reference. Negative control: one TF32 product
+ * (PGKM_CUDA_PRODUCT_TF32, whose labels are never decided) gets some wrong,
+ * so the data really tests the split. Shapes: k = 1024, k = 300 at d = 300,
+ * and d > 1024 (the argmin kernel adds the rows itself).
  */
 TEST(GpuPlugin, ThreeTf32LabelsLikeFp64)
 {
@@ -133,43 +77,52 @@ TEST(GpuPlugin, ThreeTf32LabelsLikeFp64)
 		SCOPED_TRACE("d=" + std::to_string(s.d) + " k=" + std::to_string(s.k));
 		std::mt19937_64 g(900 + s.d);
 		std::uniform_real_distribution<float> u(0.0f, 1.0f);
-		std::vector<float> x0((size_t) s.n * s.d);
-		for (auto &v : x0)
+		std::vector<float> x((size_t) s.n * s.d);
+		for (auto &v : x)
 			v = 3.0f + u(g);
-		auto		c0 = pgkm_test::pick_rows(x0, s.d, s.k, 5);
-		std::vector<double> gap;
-		reference_labels(x0, s.n, s.d, s.k, c0, &gap);
-		std::vector<float> x;
+		auto		c0 = pgkm_test::pick_rows(x, s.d, s.k, 5);
+		/* the fp64 argmin (lowest index on ties) and the rows near a tie */
+		std::vector<int32_t> ref(s.n);
 		int64_t		tight = 0;
 		for (int64_t i = 0; i < s.n; i++)
 		{
-			if (gap[i] < 1e-5)
-				continue;
-			tight += gap[i] < 1e-3;
-			x.insert(x.end(), x0.begin() + i * s.d, x0.begin() + (i + 1) * s.d);
+			double		b1 = INFINITY, b2 = INFINITY;
+			for (int c = 0; c < s.k; c++)
+			{
+				double		v = pgkm_test::sqdist_fp64(x.data() + (size_t) i * s.d, c0.data() + (size_t) c * s.d, s.d);
+				if (v < b1)
+					ref[i] = c;
+				b2 = std::min(b2, std::max(b1, v));
+				b1 = std::min(b1, v);
+			}
+			tight += (b2 - b1) < 1e-3 * b1;
 		}
-		const int64_t n = (int64_t) x.size() / s.d;
-		auto		ref = reference_labels(x, n, s.d, s.k, c0);
+		auto		wrong = [&](const std::vector<int32_t> &lab) {
+			int64_t		w = 0;
+			for (int64_t i = 0; i < s.n; i++)
+				w += lab[i] != ref[i];
+			return w;
+		};
 		pgkm_cuda_config cfg = plugin_config();
-		if (s.force)
-			cfg.force_path = PGKM_CUDA_PATH_GEMM;
-		std::string path1, path3;
+		cfg.force_path = PGKM_CUDA_PATH_GEMM;
+		std::string path1, path3, path32;
+		int64_t		dec3 = -1, dec32 = -1;
 		cfg.gemm_product = PGKM_CUDA_PRODUCT_TF32;
-		auto		one = gpu_labels(x, n, s.d, s.k, c0, cfg, &path1);
+		const int64_t wrong1 = wrong(gpu_assign_labels(x, s.n, s.d, s.k, c0, cfg, &path1));
+		cfg.gemm_product = PGKM_CUDA_PRODUCT_FP32;
+		const int64_t wrong32 = wrong(gpu_assign_labels(x, s.n, s.d, s.k, c0, cfg, &path32, &dec32));
 		cfg.gemm_product = PGKM_CUDA_PRODUCT_3XTF32;
-		auto		lab = gpu_labels(x, n, s.d, s.k, c0, cfg, &path3);
-		int64_t		wrong1 = 0, wrong3 = 0;
-		for (int64_t i = 0; i < n; i++)
-		{
-			wrong1 += one[i] != ref[i];
-			wrong3 += lab[i] != ref[i];
-		}
+		const int64_t wrong3 = wrong(gpu_assign_labels(x, s.n, s.d, s.k, c0, cfg, &path3, &dec3));
 		EXPECT_EQ(path1, "gemm-tf32x1");
+		EXPECT_EQ(path32, "gemm");
 		EXPECT_EQ(path3, "gemm-3xtf32");
 		EXPECT_GT(wrong1, 0) << "one TF32 product got every label right: the data does not test the split";
-		EXPECT_EQ(wrong3, 0) << "of " << n << " rows";
-		printf("    d=%d k=%d: %lld rows, %lld within 1e-3 of a tie; wrong labels: one TF32 product %lld, 3xTF32 %lld\n",
-			   s.d, s.k, (long long) n, (long long) tight, (long long) wrong1, (long long) wrong3);
-		check_one_iteration(x, n, s.d, s.k, c0, cfg, "gemm-3xtf32");
+		EXPECT_EQ(wrong32, 0) << "of " << s.n << " rows";
+		EXPECT_EQ(wrong3, 0) << "of " << s.n << " rows";
+		printf("    d=%d k=%d: %lld rows, %lld within 1e-3 of a tie; not the fp64 argmin: one TF32 product %lld, "
+			   "fp32 %lld, 3xTF32 %lld; decided in fp64: fp32 %lld, 3xTF32 %lld\n",
+			   s.d, s.k, (long long) s.n, (long long) tight, (long long) wrong1, (long long) wrong32,
+			   (long long) wrong3, (long long) dec32, (long long) dec3);
+		check_one_iteration(x, s.n, s.d, s.k, c0, cfg, "gemm-3xtf32");
 	}
 }

@@ -6,6 +6,7 @@
  * such rows wrong, so the data does exercise the recheck.
  */
 #include "blobs.h"
+#include "near_ties.h"
 #include "device.h"
 #include "engine_run.h"
 #include "internal_hooks.h"
@@ -35,66 +36,6 @@ struct ExactLabelsOff
 	int32_t		saved = pgkm_internal_set_exact_labels(0);
 	~ExactLabelsOff() { pgkm_internal_set_exact_labels(saved); }
 };
-
-/*
- * Adversarial near-ties: k centroids (fp64, not float values) around an
- * offset; each row is picked near the bisector of two of them, at a
- * distance from it of 1e-4 .. 1e-10 of their separation, sometimes with
- * the centroid pair moved a hair apart (near-duplicate centroids), then
- * rounded to float.
- */
-struct NearTies
-{
-	std::vector<float> x;
-	std::vector<double> c;
-};
-
-NearTies
-near_ties(int64_t n, int32_t d, int32_t k, double offset, uint64_t seed)
-{
-	std::mt19937_64 gen(seed);
-	std::normal_distribution<double> nd(0.0, 1.0);
-	std::uniform_real_distribution<double> ud(0.0, 1.0);
-	NearTies	t;
-	t.c.resize((size_t) k * d);
-	for (int32_t ci = 0; ci < k; ci++)
-		for (int32_t j = 0; j < d; j++)
-			t.c[(size_t) ci * d + j] = offset + 3.0 * nd(gen);
-	for (int32_t ci = 1; ci < k; ci += 5)	/* near-duplicates */
-		for (int32_t j = 0; j < d; j++)
-			t.c[(size_t) ci * d + j] = t.c[(size_t) (ci - 1) * d + j] + 1e-6 * nd(gen);
-	t.x.resize((size_t) n * d);
-	std::vector<double> dir(d), p(d);
-	for (int64_t i = 0; i < n; i++)
-	{
-		const int32_t a = (int32_t) (gen() % k);
-		int32_t		b = (int32_t) (gen() % k);
-		if (b == a)
-			b = (a + 1) % k;
-		const double *ca = &t.c[(size_t) a * d], *cb = &t.c[(size_t) b * d];
-		double		len = 0;
-		for (int32_t j = 0; j < d; j++)
-		{
-			dir[j] = ca[j] - cb[j];
-			len += dir[j] * dir[j];
-		}
-		len = std::sqrt(len);
-		/* a point of the bisector: the midpoint plus a step orthogonal to a - b */
-		double		dot = 0;
-		for (int32_t j = 0; j < d; j++)
-		{
-			p[j] = 0.5 * nd(gen);
-			dot += p[j] * dir[j];
-		}
-		const double off = std::pow(10.0, -4.0 - 6.0 * ud(gen)) * (gen() % 2 ? 1 : -1);
-		for (int32_t j = 0; j < d; j++)
-		{
-			const double on_bisector = 0.5 * (ca[j] + cb[j]) + p[j] - dot / (len * len) * dir[j];
-			t.x[(size_t) i * d + j] = (float) (on_bisector + off * dir[j]);
-		}
-	}
-	return t;
-}
 
 /* Labels of the CPU device's final assignment against fixed centroids. */
 std::vector<int32_t>

@@ -285,10 +285,11 @@ TEST(AutoMethod, FirstChoiceFollowsShapeAndMemory)
 	EXPECT_EQ(pgkm::auto_first_method(100000, 8, 256, &o), PGKM_METHOD_YINYANG);
 	o.k = 256;
 	o.method = PGKM_METHOD_LLOYD;
-	const int64_t data = 100000LL * 8 * 4 + 100000LL * 6, lloyd = pgkm_estimate_bytes(100000, 8, &o);
-	o.memory_limit = data + lloyd + 100000LL * 24 + (1 << 20);	/* room for Hamerly's bounds and scratch, not Yinyang's */
+	/* memory_limit is the engine's own budget: the caller's data buffer is not in it */
+	const int64_t lloyd = pgkm_estimate_bytes(100000, 8, &o);
+	o.memory_limit = lloyd + 100000LL * 24 + (1 << 20);	/* room for Hamerly's bounds and scratch, not Yinyang's */
 	EXPECT_EQ(pgkm::auto_first_method(100000, 8, 256, &o), PGKM_METHOD_HAMERLY);
-	o.memory_limit = data + lloyd;	/* no room for bounds */
+	o.memory_limit = lloyd;	/* no room for bounds */
 	EXPECT_EQ(pgkm::auto_first_method(100000, 8, 256, &o), PGKM_METHOD_LLOYD);
 }
 
