@@ -80,8 +80,7 @@ class AutoAssign : public CpuAssign
 public:
 	AutoAssign(std::unique_ptr<CpuAssign> lloyd, std::unique_ptr<BoundedAssign> bounded,
 			   int32_t method, int64_t n)
-		: lloyd_(std::move(lloyd)), bounded_(std::move(bounded)), method_(method), n_(n),
-		  price_(pass_price(method))
+		: lloyd_(std::move(lloyd)), bounded_(std::move(bounded)), n_(n), price_(pass_price(method))
 	{
 		if (bounded_)
 			bounded_->set_dense(true);
@@ -109,7 +108,6 @@ public:
 private:
 	std::unique_ptr<CpuAssign> lloyd_;
 	std::unique_ptr<BoundedAssign> bounded_;
-	int32_t		method_;
 	int64_t		n_;
 	int32_t		k_ = 0;
 	PassPrice	price_;
@@ -118,7 +116,7 @@ private:
 };
 
 /*
- * After each pass. Dense: the sampled O(1) test gives the share q of rows
+ * After each pass. Dense: the sampled O(1) test gives the share of rows
  * a pruned pass would skip; the rest are priced as if each opened row
  * computed every distance (the bounds a dense pass leaves are a single
  * lower bound per row, so the first pruned pass searches its opened rows
@@ -137,7 +135,8 @@ AutoAssign::take_counts()
 	}
 	const double n = (double) n_, k = (double) k_;
 	const double dense = n * (k + DENSE_ROW);
-	const int64_t kept = bounded_->would_keep(), tested = bounded_->keep_tested();
+	int64_t		kept, tested;
+	bounded_->keep_counts(&kept, &tested);
 	const bool	was_dense = bounded_->dense();
 	AssignCounts c = bounded_->take_counts();
 	if (was_dense)

@@ -153,22 +153,15 @@ BoundedAssign::take_counts()
 	return c;
 }
 
-int64_t
-BoundedAssign::would_keep() const
+void
+BoundedAssign::keep_counts(int64_t *kept, int64_t *tested) const
 {
-	int64_t		v = 0;
+	*kept = *tested = 0;
 	for (const Scratch &s : scratch_)
-		v += s.kept;
-	return v;
-}
-
-int64_t
-BoundedAssign::keep_tested() const
-{
-	int64_t		v = 0;
-	for (const Scratch &s : scratch_)
-		v += s.tested;
-	return v;
+	{
+		*kept += s.kept;
+		*tested += s.tested;
+	}
 }
 
 /*

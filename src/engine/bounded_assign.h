@@ -45,13 +45,12 @@ public:
 	void		set_dense(bool on) { dense_ = on; }
 	bool		dense() const { return dense_; }
 	/*
-	 * Rows of the last pass that the method's O(1) test would have let keep
+	 * *kept: rows of the last pass that the method's O(1) test would let keep
 	 * their label (counted in dense passes on every 8th row, in pruned
 	 * passes on all), and the rows tested; read them before take_counts,
 	 * which resets them.
 	 */
-	int64_t		would_keep() const;
-	int64_t		keep_tested() const;
+	void		keep_counts(int64_t *kept, int64_t *tested) const;
 
 protected:
 	struct Scratch
@@ -62,7 +61,7 @@ protected:
 		NearTies	nt;
 		bool		slow = false;	/* the last full search had to use E for all */
 		int64_t		distances = 0, exact = 0;
-		int64_t		kept = 0, tested = 0;	/* would_keep, keep_tested */
+		int64_t		kept = 0, tested = 0;	/* keep_counts */
 		/* dense_search: the tiled kernel's scratch and per-row outputs */
 		std::vector<float> xt, partial, best, second, x2;
 		std::vector<int32_t> idx;

@@ -233,10 +233,8 @@ gemm_row_bounds(const float *best, const float *second, const float *x2, int64_t
 }
 
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
-gemm_lo_array(const float *V, int32_t n, const GemmMargins &gm, const GemmRow &r, double e,
-			  float *out)
+gemm_lo_array(const float *V, int32_t n, const GemmRow &r, double e, float *out)
 {
-	(void) gm;
 	const double x2lo = r.x2lo, eg = r.eg;
 	for (int32_t i = 0; i < n; i++)
 		out[i] = to_float_down(GemmMargins::lo_v(V[i], x2lo, eg, e));

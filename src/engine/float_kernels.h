@@ -62,9 +62,8 @@ int32_t		select_le(const float *l, int32_t n, float lim, int32_t *idx);
 void		gemm_row_bounds(const float *best, const float *second, const float *x2, int64_t m,
 							const GemmMargins &gm, double ec_max, double *hi, double *lo);
 
-/* out[i] = to_float_down(gm.lo(r, V[i], e)) for V[0 .. n). */
-void		gemm_lo_array(const float *V, int32_t n, const GemmMargins &gm, const GemmRow &r, double e,
-						  float *out);
+/* out[i] = to_float_down(GemmMargins::lo(r, V[i], e)) for V[0 .. n). */
+void		gemm_lo_array(const float *V, int32_t n, const GemmRow &r, double e, float *out);
 
 /* The smallest of l[0 .. n) (n > 0). */
 float		min_f(const float *l, int32_t n);

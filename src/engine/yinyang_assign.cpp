@@ -480,7 +480,7 @@ YinyangAssign::close_row(const Slot &sl, Scratch &s, Work &w, int32_t *out)
 			m2 = oc[p] != b && Fg[p] < m2 ? Fg[p] : m2;
 		w.gmin[qb] = m2;
 	}
-	gemm_lo_array(w.gmin.data(), ng, gm, sl.gr, emax, w.glo.data());
+	gemm_lo_array(w.gmin.data(), ng, sl.gr, emax, w.glo.data());
 	for (int32_t q = 0; q < ng; q++)
 		lb[gl[q]] = w.glo[q];
 	if (a >= 0 && b != a && qa < 0)
