@@ -14,7 +14,8 @@
  * (equal hashes = equal labels) and what ran (method_used). dump_prefix
  * writes the data (.x.f32), the initial centroids (.init.f64) and the
  * labels of yinyang (exact, .labels.i32) for the scikit-learn anchor in
- * run_triangle_bench.py.
+ * run_triangle_bench.py. With TRIANGLE_TRACE set in the environment, every
+ * iteration's wall time, computed fraction and method go to stderr.
  * Built by bench/CMakeLists.txt (cmake -DPGKM_BUILD_BENCH=ON).
  */
 #include "blobs.h"
@@ -73,6 +74,7 @@ main(int argc, char **argv)
 	const int	repeats = argc > 7 ? atoi(argv[7]) : 1;
 	const uint64_t seed = argc > 8 ? strtoull(argv[8], nullptr, 10) : 1;
 	const std::string prefix = argc > 9 ? argv[9] : "";
+	const bool	trace = getenv("TRIANGLE_TRACE") != nullptr;
 
 	std::vector<float> x = pgkm_test::wu_hong_blobs(n, d, k, sigma2, seed);
 	std::vector<double> init = pgkm_test::pick_rows(x, d, k, seed + 1);
@@ -111,12 +113,19 @@ main(int argc, char **argv)
 			pgkm_progress p;
 			double		t_init = 0, t_last_iter = 0;
 			int			st;
+			double		t_prev = 0;
 			while ((st = pgkm_run_step(h, &p, err, sizeof(err))) == PGKM_OK)
 			{
 				if (p.iteration == 0)
 					t_init = p.elapsed_s;
 				else
 					t_last_iter = p.elapsed_s;
+				if (trace && p.iteration > 0)
+					fprintf(stderr, "%s it %d: %.1f ms, %.1f%% of n k computed, %lld moved, %s\n",
+							name.c_str(), p.iteration, (p.elapsed_s - t_prev) * 1e3,
+							100.0 * (double) p.distance_computations / ((double) n * k),
+							(long long) p.moved, pgkm_method_name(p.method));
+				t_prev = p.elapsed_s;
 			}
 			if (st != PGKM_DONE)
 			{

@@ -6,6 +6,8 @@
 #include "bounded_assign.h"
 #include "thread_pool.h"
 
+#include <algorithm>
+
 namespace pgkm
 {
 
@@ -60,7 +62,9 @@ method_state_bytes(int32_t method, int64_t n, int32_t d, int32_t k, int threads)
 	if (method == PGKM_METHOD_LLOYD)
 		return 0;
 	const double dn = (double) n, dk = k, kp = (double) yinyang_groups(k) * BLOCK;
-	double		b = dn * 4 + dk * d * 16 + kp * d * 8 + dk * 64 + threads * (kp * 4 + d * 4 + 4096);
+	/* + the tiled kernel's panels and, per thread, its scratch for dense passes (generous) */
+	double		b = dn * 4 + dk * d * 16 + kp * d * 12 + dk * 64 + threads * (kp * 4 + d * 4 + 4096)
+		+ kp * 8 + threads * (std::min(d, 512) * 64.0 * 4 + 1024.0 * 64 * 4 + 256.0 * 64 + 64.0 * d * 4);
 	switch (method)
 	{
 		case PGKM_METHOD_ELKAN:
@@ -68,7 +72,9 @@ method_state_bytes(int32_t method, int64_t n, int32_t d, int32_t k, int threads)
 		case PGKM_METHOD_HAMERLY:
 			return b + dn * 16;
 		case PGKM_METHOD_YINYANG:	/* + per-pass drift history, capped */
-			return b + dn * (16 + 4.0 * yinyang_groups(k)) + threads * kp + 4096.0 * 16 * (k / 16 + 2);
+			/* + per thread a batch of 32 rows' values and centred rows */
+			return b + dn * (17 + 4.0 * yinyang_groups(k)) + threads * (kp * 140 + 32.0 * d * 4)
+				+ 4096.0 * 16 * (k / 16 + 2);
 		default:
 			return b + dk * dk * 12 + threads * dk * 16;	/* sort */
 	}

@@ -1,36 +1,38 @@
 /*
- * auto_assign.cpp: method 'auto' on the CPU. It starts with a bounded method
- * chosen from the shape and the memory budget, and measures: the CPU time of
- * each assignment pass (the set_centroids work of the bounded method
- * included), and once, early, the time of a Lloyd pass. A bounded method that
- * is not faster than Lloyd gives way to it, and is tried again 8, 16, 32, ...
- * passes later (pruning grows as the centroids settle), the way Wu & Hong's
- * hybrid falls back to the plain kernel when pruning does not pay. The
- * bounded method follows every centroid change meanwhile, so its bounds
- * stay valid and a try costs one pass. Every method returns the same
- * labels, so switching changes no result, only the time; which one ran each
- * iteration is reported (pgkm_progress.method).
+ * auto_assign.cpp: method 'auto' on the CPU. One bounded method (chosen
+ * from the shape and the memory budget) runs every pass, either dense
+ * (Lloyd's tiled kernel over every row, its best and runner-up values kept
+ * as bounds: the cost of a Lloyd pass and a few stores per row) or pruned
+ * (its own bounds skip rows and centroids). Because a dense pass leaves
+ * valid bounds, switching either way costs nothing, and the choice is made
+ * pass by pass from counts, never from the clock, so it does not depend on
+ * the machine's load or the thread count: a pruned pass's rows opened and
+ * distances computed, priced against a dense pass; in a dense pass, the
+ * method's O(1) test on every 8th row says how many rows a pruned pass
+ * would skip. Every method returns the same labels, so switching changes
+ * no result, only the time; what ran is reported per iteration (dense
+ * passes as "lloyd").
+ *
+ * Shapes where Lloyd uses its direct kernel (small d and k) run Lloyd only:
+ * the tiled kernel of the dense passes is slower there.
  */
 #include "auto_assign.h"
 #include "bounded_assign.h"
 #include "thread_pool.h"
 
-#include <chrono>
-
 namespace pgkm
 {
 
 /*
- * Yinyang from k = 16 (two groups or more; measured: as fast as Hamerly at
- * k = 32, n = 245,760, and faster at larger n and k), Hamerly below, within
- * the engine's memory budget (opt->memory_limit, the data not counted) after
- * Lloyd's own needs; Lloyd
- * when k < 4 (nothing to gain).
+ * Yinyang from k = 16 (two groups or more), Hamerly below, within the
+ * engine's memory budget (opt->memory_limit, the data not counted) after
+ * Lloyd's own needs; Lloyd when k < 4 (nothing to gain) or where Lloyd uses
+ * its direct kernel.
  */
 int32_t
 auto_first_method(int64_t n, int32_t d, int32_t k, const pgkm_options *opt)
 {
-	if (k < 4 || !ExactMargins::usable(d))
+	if (k < 4 || !ExactMargins::usable(d) || !use_gemm(d, k))
 		return PGKM_METHOD_LLOYD;
 	double		budget = -1;
 	if (opt && opt->memory_limit > 0)
@@ -48,146 +50,119 @@ auto_first_method(int64_t n, int32_t d, int32_t k, const pgkm_options *opt)
 	return PGKM_METHOD_LLOYD;
 }
 
-/* Passes of the start of a run during which only a hopeless bounded method gives way. */
-static constexpr int AUTO_WARMUP = 8;
+/*
+ * The price of a pass per row, in Lloyd distances (one row against one
+ * centroid in the tiled kernel), fitted to the per-pass times of n =
+ * 245,760, d = 32 runs at k = 32, 256 and 1024 on the 2-core AVX-512 VM
+ * (bench/RESULTS.md): a dense pass costs k + DENSE_ROW; a pruned pass
+ * OPENED per row its O(1) test did not settle and DIST per distance it
+ * computed (group blocks, intervals, bound updates: Yinyang's per-distance
+ * work costs about 2.5 Lloyd distances). Hamerly's opened rows run a dense
+ * search of their own.
+ */
+struct PassPrice
+{
+	double		opened, dist;
+};
+
+static constexpr double DENSE_ROW = 8.0;
+
+static PassPrice
+pass_price(int32_t method)
+{
+	if (method == PGKM_METHOD_YINYANG)
+		return {250.0, 2.5};
+	return {30.0, 1.1};
+}
 
 class AutoAssign : public CpuAssign
 {
 public:
 	AutoAssign(std::unique_ptr<CpuAssign> lloyd, std::unique_ptr<BoundedAssign> bounded,
-			   int workers)
-		: lloyd_(std::move(lloyd)), bounded_(std::move(bounded)), ns_(workers)
+			   int32_t method, int64_t n)
+		: lloyd_(std::move(lloyd)), bounded_(std::move(bounded)), n_(n), price_(pass_price(method))
 	{
-		use_bounded_ = bounded_ != nullptr;
+		if (bounded_)
+			bounded_->set_dense(true);
 	}
 
-	/*
-	 * Both methods always see the centroids: the bounded one's bounds stay
-	 * valid (loose) through a Lloyd stretch, so trying it again costs one
-	 * bounded pass, not a full search.
-	 */
 	void		set_centroids(const double *centroids, int32_t k) override
 	{
-		lloyd_->set_centroids(centroids, k);
-		if (!bounded_)
-			return;
-		auto		t0 = std::chrono::steady_clock::now();
-		bounded_->set_centroids(centroids, k);
-		set_ns_ += (int64_t) ns_.size() * since(t0);
+		k_ = k;
+		if (bounded_)
+			bounded_->set_centroids(centroids, k);
+		else
+			lloyd_->set_centroids(centroids, k);
 	}
 
 	void		nearest(int64_t r0, int64_t r1, int worker, int32_t *out) override
 	{
-		auto		t0 = std::chrono::steady_clock::now();
-		if (use_bounded_)
+		if (bounded_)
 			bounded_->nearest(r0, r1, worker, out);
 		else
 			lloyd_->nearest(r0, r1, worker, out);
-		ns_[worker].v += since(t0);
 	}
 
 	AssignCounts take_counts() override;
 
 private:
-	struct alignas(64) Clock
-	{
-		int64_t		v = 0;
-	};
-	static int64_t since(std::chrono::steady_clock::time_point t0)
-	{
-		return std::chrono::duration_cast<std::chrono::nanoseconds>(
-			std::chrono::steady_clock::now() - t0).count();
-	}
-	void		to_lloyd();
-
 	std::unique_ptr<CpuAssign> lloyd_;
 	std::unique_ptr<BoundedAssign> bounded_;
-	std::vector<Clock> ns_;		/* per worker: time in nearest() this pass */
-	int64_t		set_ns_ = 0;	/* bounded set_centroids this pass, x workers */
-	bool		use_bounded_;	/* the next pass runs the bounded method */
-	bool		probing_ = false;	/* the next bounded pass is a try after Lloyd */
-	int64_t		lloyd_ns_ = -1; /* the last Lloyd pass */
-	int64_t		bounded_ns_ = 0;	/* the last bounded pass */
-	int			bounded_passes_ = 0;
-	int			strikes_ = 0;	/* bounded passes in a row slower than Lloyd */
-	int			pass_ = 0;
-	int			probe_at_ = 0;
-	int			backoff_ = 8;
+	int64_t		n_;
+	int32_t		k_ = 0;
+	PassPrice	price_;
+	int			wait_ = 0;		/* dense passes before the next pruned try */
+	int			backoff_ = 1;
 };
 
-/* Lloyd from the next pass; the bounded method is tried again later. */
-void
-AutoAssign::to_lloyd()
-{
-	use_bounded_ = false;
-	strikes_ = 0;
-	probe_at_ = pass_ + backoff_;
-	backoff_ *= 2;
-}
-
 /*
- * After each pass. The first bounded pass is a full search: no measure.
- * Lloyd is measured once, on the third pass (and keeps the run if the second
- * bounded pass cost more than twice as much). During the first passes, while
- * the centroids still move a lot, a bounded pass hands over to Lloyd only
- * when it costs more than twice as much; later when it costs more than 1.3x
- * Lloyd, or more than Lloyd twice in a row. From Lloyd the bounded method is
- * tried again after 8, 16, 32, ... passes (one pass, with the bounds it kept).
+ * After each pass. Dense: the sampled O(1) test gives the share of rows
+ * a pruned pass would skip; the rest are priced as if each opened row
+ * computed every distance (the bounds a dense pass leaves are a single
+ * lower bound per row, so the first pruned pass searches its opened rows
+ * whole): prune next when that is cheaper than a dense pass. Pruned: price
+ * the pass from its counts; back to dense when it cost more than a dense
+ * pass, and try again after 1, 2, 4, ... dense passes whose sample agrees.
  */
 AssignCounts
 AutoAssign::take_counts()
 {
-	AssignCounts c;
-	if (use_bounded_)
-		c = bounded_->take_counts();
-	else
-		c.method = PGKM_METHOD_LLOYD;
-	int64_t		cost = set_ns_;
-	for (Clock &w : ns_)
-	{
-		cost += w.v;
-		w.v = 0;
-	}
-	set_ns_ = 0;
-	pass_++;
 	if (!bounded_)
-		return c;
-	if (!use_bounded_)
 	{
-		const bool first = lloyd_ns_ < 0;
-		lloyd_ns_ = cost;
-		if (first && bounded_ns_ > 2 * lloyd_ns_)
-			to_lloyd();			/* the bounded pass before was hopeless already */
-		else if (pass_ >= probe_at_)
+		AssignCounts c;
+		c.method = PGKM_METHOD_LLOYD;
+		return c;
+	}
+	const double n = (double) n_, k = (double) k_;
+	const double dense = n * (k + DENSE_ROW);
+	int64_t		kept, tested;
+	bounded_->keep_counts(&kept, &tested);
+	const bool	was_dense = bounded_->dense();
+	AssignCounts c = bounded_->take_counts();
+	if (was_dense)
+	{
+		c.method = PGKM_METHOD_LLOYD;
+		if (wait_ > 0)
+			wait_--;
+		if (tested > 0 && wait_ == 0)
 		{
-			use_bounded_ = true;
-			probing_ = bounded_passes_ > 1;
+			const double open = 1.0 - (double) kept / (double) tested;
+			const double pruned = n * open * (price_.opened + k * price_.dist);
+			if (pruned < dense)
+				bounded_->set_dense(false);
 		}
 		return c;
 	}
-	bounded_ns_ = cost;
-	if (++bounded_passes_ == 1)
-		return c;
-	if (lloyd_ns_ < 0)
+	const double open = tested > 0 ? 1.0 - (double) kept / (double) tested : 1.0;
+	const double pruned = n * open * price_.opened + (double) c.distances * price_.dist;
+	if (pruned > dense)
 	{
-		use_bounded_ = false;
-		return c;
+		bounded_->set_dense(true);
+		wait_ = backoff_;
+		backoff_ = std::min(backoff_ * 2, 64);
 	}
-	if (probing_)
-	{
-		probing_ = false;
-		if (cost > lloyd_ns_)
-			to_lloyd();
-	}
-	else if (pass_ <= AUTO_WARMUP)
-	{
-		if (cost > 2 * lloyd_ns_)
-			to_lloyd();
-	}
-	else if (cost > lloyd_ns_ + lloyd_ns_ * 3 / 10 || (cost > lloyd_ns_ && ++strikes_ >= 2))
-		to_lloyd();
-	else if (cost <= lloyd_ns_)
-		strikes_ = 0;
+	else
+		backoff_ = 1;
 	return c;
 }
 
@@ -196,12 +171,11 @@ make_auto_assign(const pgkm_options *opt, const float *x, int64_t n, int32_t d, 
 				 const double *mean, ThreadPool *pool)
 {
 	const int32_t first = auto_first_method(n, d, kmax, opt);
-	std::unique_ptr<BoundedAssign> bounded;
-	if (first != PGKM_METHOD_LLOYD)
-		bounded = make_bounded_assign(first, x, n, d, kmax, mean, pool);
+	if (first == PGKM_METHOD_LLOYD)
+		return std::unique_ptr<CpuAssign>(
+			new AutoAssign(make_lloyd_assign(x, d, kmax, mean, pool->size()), nullptr, first, n));
 	return std::unique_ptr<CpuAssign>(
-		new AutoAssign(make_lloyd_assign(x, d, kmax, mean, pool->size()), std::move(bounded),
-					   pool->size()));
+		new AutoAssign(nullptr, make_bounded_assign(first, x, n, d, kmax, mean, pool), first, n));
 }
 
 }							/* namespace pgkm */

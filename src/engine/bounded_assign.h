@@ -6,9 +6,13 @@
  *
  * What this base does: keeps the centroid geometry (drift, float copies),
  * the labels of the last pass, the per-worker scratch and the counts; runs
- * the first pass after a reset as a full search that initialises every
- * row's bounds; and offers the per-row pieces the methods share (centre a
- * row, one distance as an interval, a full search, near-tie resolution).
+ * the first pass after a reset (a full search that initialises every row's
+ * bounds, by default row by row) and dense passes (Lloyd's tiled kernel
+ * over every row, its best and runner-up values turned into an upper bound
+ * and one lower bound for all other centroids, exact_bounds.h point 6:
+ * what 'auto' runs while pruning does not pay, so that switching back
+ * costs nothing); and offers the per-row pieces the methods share (centre
+ * a row, one distance as an interval, a full search, near-tie resolution).
  */
 #ifndef PGKM_BOUNDED_ASSIGN_H
 #define PGKM_BOUNDED_ASSIGN_H
@@ -34,6 +38,19 @@ public:
 	AssignCounts take_counts() override;
 	/* The next set_centroids starts the bounds over (after another method ran). */
 	void		restart() { restart_ = true; }
+	/*
+	 * Passes from now on are dense (true: every row through Lloyd's tiled
+	 * kernel, bounds recorded) or pruned (false). Between passes only.
+	 */
+	void		set_dense(bool on) { dense_ = on; }
+	bool		dense() const { return dense_; }
+	/*
+	 * *kept: rows of the last pass that the method's O(1) test would let keep
+	 * their label (counted in dense passes on every 8th row, in pruned
+	 * passes on all), and the rows tested; read them before take_counts,
+	 * which resets them.
+	 */
+	void		keep_counts(int64_t *kept, int64_t *tested) const;
 
 protected:
 	struct Scratch
@@ -44,6 +61,14 @@ protected:
 		NearTies	nt;
 		bool		slow = false;	/* the last full search had to use E for all */
 		int64_t		distances = 0, exact = 0;
+		int64_t		kept = 0, tested = 0;	/* keep_counts */
+		/* dense_search: the tiled kernel's scratch and per-row outputs */
+		std::vector<float> xt, partial, best, second, x2;
+		std::vector<int32_t> idx;
+		std::vector<double> hi, lo;
+		std::vector<int32_t> lab;
+		std::vector<float> rows;	/* gathered rows */
+		std::vector<int64_t> ids;
 	};
 
 	/*
@@ -53,8 +78,27 @@ protected:
 	virtual void on_centroids(bool reset, bool passed) = 0;
 	/* After a full search of row i gave label b: store its bounds (s.F by position). */
 	virtual void init_bounds(int64_t i, int32_t b, double hi, Scratch &s) = 0;
+	/*
+	 * After a dense search of row i gave label b: hi >= its distance to b,
+	 * lo <= its distance to every other centroid.
+	 */
+	virtual void init_dense(int64_t i, int32_t b, double hi, double lo) = 0;
+	/* The method's O(1) test on row i's bounds as they stand before this pass. */
+	virtual bool would_keep_row(int64_t i) const = 0;
 	/* The bounded pass over rows r0..r1-1 (labels in label_ are the previous ones). */
 	virtual void assign_rows(int64_t r0, int64_t r1, Scratch &s, int32_t *out) = 0;
+	/* The first pass after a reset: every row searched, its bounds initialised. */
+	virtual void fresh_rows(int64_t r0, int64_t r1, Scratch &s, int32_t *out);
+
+	/*
+	 * Labels and bounds of m rows by Lloyd's tiled kernel: xs holds the
+	 * rows (m x d), ids their row numbers; into s.lab, s.hi, s.lo. A row
+	 * whose runner-up is not proven worse than its best is searched again
+	 * exactly (full_search).
+	 */
+	void		dense_search(const float *xs, const int64_t *ids, int64_t m, Scratch &s);
+	/* A dense pass over rows r0..r1-1: labels, init_dense. */
+	void		dense_rows(int64_t r0, int64_t r1, Scratch &s, int32_t *out);
 
 	/* Centres row i into s.xc and sets s.ex. */
 	void		centre(int64_t i, Scratch &s) const { s.ex = geo_.centre(x_ + i * d_, s.xc.data()); }
@@ -112,6 +156,7 @@ protected:
 	std::vector<int32_t> label_;	/* of the last pass */
 	bool		fresh_ = true;	/* the next pass initialises every row's bounds */
 	bool		restart_ = false;
+	bool		dense_ = false;
 	std::vector<Scratch> scratch_;
 };
 

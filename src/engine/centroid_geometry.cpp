@@ -6,12 +6,13 @@
 #include "thread_pool.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace pgkm
 {
 
 CentroidGeometry::CentroidGeometry(int32_t d, int32_t kmax, const double *mean)
-	: d_(d), kmax_(kmax), m_(d)
+	: d_(d), kmax_(kmax), m_(d), gm_(d), kern_(current_argmin_kernel())
 {
 	meanf_.resize(d);
 	for (int32_t j = 0; j < d; j++)
@@ -20,6 +21,9 @@ CentroidGeometry::CentroidGeometry(int32_t d, int32_t kmax, const double *mean)
 	ref_.assign((size_t) kmax * d, 0.0);
 	drift_.assign(kmax, 0.0);
 	rowf_.assign((size_t) kmax * d, 0.0f);
+	cnorm_.assign(kmax, 0.0f);
+	panels_.assign(panel_floats(kmax, d, kern_.cb), 0.0f);
+	pnorm_.assign(padded_norms(kmax, kern_.cb), 0.0f);
 	err_.assign(kmax, 0.0);
 }
 
@@ -75,15 +79,19 @@ CentroidGeometry::set(const double *centroids, int32_t k)
 /*
  * c' = fl32(fl64(c - m)); e_c covers both roundings: the float one exactly
  * (the difference of a double and its float rounding is exact), the fp64
- * one by 2u ||c - m||; plus 2^-60 for the float kernels' underflow.
+ * one by 2u ||c - m||; plus 2^-60 for the float kernels' underflow. n_c is
+ * a float sum of the float squares (point 6 allows any order); C bounds
+ * ||c'|| from the fp64 sum of its exact squares.
  */
 void
 CentroidGeometry::rebuild_floats()
 {
 	err_max_ = 0;
+	double		c2max = 0;
 	for (int32_t c = 0; c < k_; c++)
 	{
-		double		e2 = 0, n2 = 0;
+		double		e2 = 0, n2 = 0, f2 = 0;
+		float		nf = 0;
 		for (int32_t j = 0; j < d_; j++)
 		{
 			double		r = cur_[(size_t) c * d_ + j] - (double) meanf_[j];
@@ -92,11 +100,17 @@ CentroidGeometry::rebuild_floats()
 			double		t = (double) f - r;
 			e2 += t * t;
 			n2 += r * r;
+			f2 += (double) f * f;
+			nf += f * f;
 		}
 		double		e = up(m_.norm_up(std::sqrt(e2)) + m_.norm_up(std::sqrt(n2)) * 0x1p-52 + 0x1p-60);
 		err_[c] = e;
 		err_max_ = std::max(err_max_, e);
+		cnorm_[c] = nf;
+		c2max = std::max(c2max, f2);
 	}
+	gm_.set_c(m_.norm_up(std::sqrt(c2max)));
+	pack_panels(rowf_.data(), cnorm_.data(), k_, d_, kern_.cb, panels_.data(), pnorm_.data());
 }
 
 void
@@ -111,6 +125,7 @@ CentroidGeometry::rebuild_blocks()
 {
 	const int32_t nb = nblocks();
 	blocks_.assign((size_t) nb * d_ * BLOCK, 0.0f);
+	bnorm_.assign((size_t) nb * BLOCK, std::numeric_limits<float>::infinity());
 	pad_.clear();
 	for (size_t p = 0; p < order_.size(); p++)
 	{
@@ -120,6 +135,7 @@ CentroidGeometry::rebuild_blocks()
 			pad_.push_back((int32_t) p);
 			continue;
 		}
+		bnorm_[p] = cnorm_[c];
 		float	   *blk = &blocks_[(p / BLOCK) * d_ * BLOCK + p % BLOCK];
 		for (int32_t j = 0; j < d_; j++)
 			blk[(size_t) j * BLOCK] = rowf_[(size_t) c * d_ + j];
@@ -127,15 +143,16 @@ CentroidGeometry::rebuild_blocks()
 }
 
 double
-CentroidGeometry::centre(const float *x, float *xc) const
+CentroidGeometry::centre(const float *x, float *xc, double *n2) const
 {
-	double		n2 = 0;
+	double		s = 0;
 	for (int32_t j = 0; j < d_; j++)
 	{
 		xc[j] = x[j] - meanf_[j];
-		n2 += (double) xc[j] * xc[j];
+		s += (double) xc[j] * xc[j];
 	}
-	return m_.row_error(std::sqrt(n2));
+	*n2 = s;
+	return m_.row_error(std::sqrt(s));
 }
 
 void

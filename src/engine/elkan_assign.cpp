@@ -9,6 +9,7 @@
  */
 #include "bounded_assign.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -59,6 +60,21 @@ protected:
 			std::fill(l, l + geo_.k(), 0.0f);
 		else
 			lo_f_array(s.F.data(), geo_.k(), geo_.margins().float_lo(up(s.ex + geo_.err_max())), l);
+	}
+
+	void		init_dense(int64_t i, int32_t b, double hi, double lo) override
+	{
+		u_[i] = hi;
+		float	   *l = &l_[(size_t) i * kmax_];
+		std::fill(l, l + geo_.k(), to_float_down(lo));
+		l[b] = 0.0f;
+	}
+
+	bool		would_keep_row(int64_t i) const override
+	{
+		const int32_t a = label_[i];
+		const double u = up(u_[i] + geo_.drift(a));
+		return sep_[a] > ExactMargins::sep_limit(u, geo_.margins().thr(u));
 	}
 
 	void		assign_rows(int64_t r0, int64_t r1, Scratch &s, int32_t *out) override;

@@ -21,6 +21,15 @@ ExactMargins::ExactMargins(int32_t d) : d_(d)
 	nu_ = 4.0 * (d + 16.0) * u;
 }
 
+GemmMargins::GemmMargins(int32_t d) : m_(d)
+{
+	const double v = 0x1p-24, nv = (d + 2.0) * v;
+	g_ = up(nv / (1.0 - nv) * (1.0 + 0x1p-20));
+	x2_abs_ = d * 0x1p-149;
+	inv_lo_ = down(1.0 / (1.0 + g_));
+	inv_hi_ = up(1.0 / (1.0 - g_));
+}
+
 int32_t
 NearTies::resolve(const float *x, const double *cent, const ExactMargins &m, double *hi,
 				  int64_t *exact)

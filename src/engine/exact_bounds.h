@@ -54,6 +54,31 @@
  * 5. Near-ties. Among the candidates that were computed, H = min hi; every
  *    candidate with lo <= thr(H) may still be the argmin (the others are
  *    proven worse than H's holder); if more than one remains, E decides.
+ *
+ * 6. GEMM-form float values. The blocked kernels (gemm_rows_block in
+ *    float_kernels.h, Lloyd's tiled kernel in argmin_kernels.h) compute
+ *    V = fl(n_c - 2 fl(x'.c')), n_c = fl(||c'||^2), in any order, with or
+ *    without FMA. With X = ||x'|| and C >= max ||c'||, label_bounds.cpp's
+ *    analysis gives |V - (||c'||^2 - 2 x'.c')| <= gamma_{d+1}(v) (C^2 +
+ *    2 X C) + 4 (d + 1) 2^-149 <= gf (C^2 + 2 X C) + 2^-100 =: Eg (the
+ *    last term covers underflow for d <= 2^20). Since ||x' - c'||^2 =
+ *    ||c'||^2 - 2 x'.c' + X^2 exactly, for X2lo <= X^2 <= X2hi
+ *      V - Eg + X2lo <= ||x' - c'||^2 <= V + Eg + X2hi,
+ *    and point 3's triangle inequality moves this to delta(x, c) with the
+ *    same e_x + e_c. X^2 comes either from the fp64 sum of the squares of
+ *    x' (exact squares, d roundings: norm_down/norm_up), or from the
+ *    kernel's float sum x2 of them (any order): |x2 - X^2| <= gamma_d(v) X^2
+ *    + d 2^-149. V may be negative, so the sums are not chains of
+ *    non-negative values (point 4): s = fl(fl(V -+ Eg) + X2) is within
+ *    2u (1 + u) (|V| + Eg + X2) of the real sum, and the code moves it out
+ *    by 2^-50 (|V| + Eg + X2) >= that (the slack's own two roundings are
+ *    covered: 8u (1 - u)^2 > 2u (1 + u)); what remains is non-negative and
+ *    rounded with down()/up(). lo(V) is non-decreasing in V in real
+ *    arithmetic and computed rounded down, so lo(m) bounds every centroid
+ *    whose V >= m (a group minimum bounds the group).
+ *    The cut: if V > vcut(t) >= (t + e)^2 + Eg - X2lo (e >= e_x + e_c), then
+ *    ||x' - c'||^2 > (t + e)^2, so delta(x, c) > t: with t = thr(H) the
+ *    candidate is proven worse (point 2) without an interval.
  */
 #ifndef PGKM_EXACT_BOUNDS_H
 #define PGKM_EXACT_BOUNDS_H
@@ -71,23 +96,26 @@
 namespace pgkm
 {
 
+/* Inlined into the vectorised loops of float_kernels.cpp (target_clones), whatever the heuristics. */
+#define PGKM_BOUND_INLINE inline __attribute__((always_inline))
+
 /* Rounding helpers of point 4 (see above). */
 constexpr double BOUND_TINY = 0x1p-399;
 
-inline double
+PGKM_BOUND_INLINE double
 down(double y)
 {
 	return y * (1.0 - 0x1p-49) - 0x1p-1000;
 }
 
-inline double
+PGKM_BOUND_INLINE double
 up(double y)
 {
 	return y * (1.0 + 0x1p-49) + 0x1p-1000;
 }
 
 /* max(0, a - b) rounded down, a a lower bound, b an upper bound. */
-inline double
+PGKM_BOUND_INLINE double
 sub_down(double a, double b)
 {
 	double		r = down(a - b);
@@ -95,7 +123,7 @@ sub_down(double a, double b)
 }
 
 /* A lower bound as a float, never above y (y >= 0 or NaN-free). */
-inline float
+PGKM_BOUND_INLINE float
 to_float_down(double y)
 {
 	if (!(y > 0x1p-100))
@@ -211,7 +239,7 @@ public:
 	}
 
 	/* Upper bound of ||fl32(x - m) - (x - m)|| from the norm of the centred float row. */
-	double		row_error(double norm_centred) const
+	static PGKM_BOUND_INLINE double row_error(double norm_centred)
 	{
 		return up(norm_centred * (0x1p-24 * (1.0 + 0x1p-20)) + 0x1p-100);
 	}
@@ -224,6 +252,126 @@ private:
 	double		f_lo_, f_hi_;	/* 1/sqrt(1 + gf) rounded down, 1/sqrt(1 - gf) rounded up */
 	double		e_hi_;			/* 1/sqrt(1 - G) rounded up */
 	double		nu_;			/* relative error of a d-term fp64 norm, generous */
+};
+
+/* What point 6 needs of one row: X^2 between x2lo and x2hi, Eg, and e_x. */
+struct GemmRow
+{
+	double		x2lo, x2hi, eg, ex;
+};
+
+/*
+ * Point 6 for one set of centroids: C (an upper bound of max ||c'||) and
+ * gf; then per row a GemmRow, and intervals and cuts for GEMM-form values.
+ */
+class GemmMargins
+{
+public:
+	explicit GemmMargins(int32_t d);
+
+	/* c_up >= max ||c'|| (+inf: no value is bounded). */
+	void		set_c(double c_up) { c_ = c_up; }
+	double		c_up() const { return c_; }
+
+	/* From the fp64 sum n2 of the squares of x' (centre()'s) and e_x. */
+	GemmRow		row_exact(double n2, double ex) const
+	{
+		return row(m_.norm_down(n2), m_.norm_up(n2), ex);
+	}
+	/* From the float sum x2 of the squares of x' (the tiled kernel's); eg = +inf if not finite. */
+	PGKM_BOUND_INLINE GemmRow row_float(float x2) const
+	{
+		GemmRow		r;
+		row_float_v(x2, x2_abs_, inv_lo_, inv_hi_, g_, c_, &r);
+		return r;
+	}
+	/* row_float with the constants spelled out (for vectorised loops: no loads through this). */
+	static PGKM_BOUND_INLINE void row_float_v(double x, double x2_abs, double inv_lo, double inv_hi,
+											  double g, double c, GemmRow *r)
+	{
+		const double l = down((x - x2_abs) * inv_lo);
+		const double h = up((x + x2_abs) * inv_hi);
+		r->x2lo = l > 0 ? l : 0.0;
+		r->x2hi = h < 1e300 ? h : std::numeric_limits<double>::infinity();	/* x not finite */
+		const double xu = up(std::sqrt(r->x2hi));
+		r->eg = eg_of(xu, g, c);
+		r->ex = ExactMargins::row_error(xu);
+	}
+	double		x2_abs() const { return x2_abs_; }
+	double		inv_lo() const { return inv_lo_; }
+	double		inv_hi() const { return inv_hi_; }
+	double		g() const { return g_; }
+
+	/*
+	 * A lower bound of delta(x, c) from V, e >= e_x + e_c; 0 when V or the
+	 * row is not finite. Branch-free (a negative square gives NaN, which
+	 * the last test turns into 0), so that loops over it vectorise.
+	 */
+	PGKM_BOUND_INLINE double lo(const GemmRow &r, float V, double e) const
+	{
+		return lo_v(V, r.x2lo, r.eg, e);
+	}
+	static PGKM_BOUND_INLINE double lo_v(double v, double x2lo, double eg, double e)
+	{
+		const double s = (v - eg) + x2lo;
+		const double q = down(s - (std::fabs(v) + eg + x2lo) * 0x1p-50);
+		/* selects one at a time (no mixed masks, which GCC will not vectorise) */
+		double		l = down(down(std::sqrt(q)) - e);
+		l = l > 0 ? l : 0.0;
+		l = std::fabs(v) < 1e300 ? l : 0.0;	/* V finite, as a float */
+		return eg < 1e300 ? l : 0.0;
+	}
+	/* An upper bound of delta(x, c) from V, e >= e_x + e_c; +inf when not finite. */
+	PGKM_BOUND_INLINE double hi(const GemmRow &r, float V, double e) const
+	{
+		return hi_v(V, r.x2hi, r.eg, e);
+	}
+	static PGKM_BOUND_INLINE double hi_v(double v, double x2hi, double eg, double e)
+	{
+		const double s = (v + eg) + x2hi;
+		const double q = up(s + (std::fabs(v) + eg + x2hi) * 0x1p-50);
+		const double inf = std::numeric_limits<double>::infinity();
+		double		h = up(up(std::sqrt(q > 0 ? q : 0.0)) + e);
+		h = std::fabs(v) < 1e300 ? h : inf;
+		h = eg < 1e300 ? h : inf;
+		h = x2hi < 1e300 ? h : inf;
+		return e < 1e300 ? h : inf;
+	}
+	/* The cut of point 6: a float V > vcut(r, t, e) has delta(x, c) > t for every e_c <= e - e_x. */
+	float		vcut(const GemmRow &r, double t, double e) const
+	{
+		const double a = up(t + e), a2 = up(a * a);
+		const double y = ((a2 + r.eg) - r.x2lo) + (a2 + r.eg + r.x2lo) * 0x1p-50;
+		return float_at_least(y);
+	}
+
+	/* The smallest float not below y (+inf beyond float; NaN gives +inf). */
+	static float float_at_least(double y)
+	{
+		if (!(y <= std::numeric_limits<float>::max()))
+			return std::numeric_limits<float>::infinity();
+		float		f = (float) y;
+		if ((double) f < y)
+			f = std::nextafter(f, std::numeric_limits<float>::infinity());
+		return f;
+	}
+
+private:
+	GemmRow		row(double x2lo, double x2hi, double ex) const
+	{
+		return {x2lo, x2hi, eg_of(up(std::sqrt(x2hi)), g_, c_), ex};
+	}
+	/* Eg of point 6 for X <= xu. */
+	static PGKM_BOUND_INLINE double eg_of(double xu, double g, double c)
+	{
+		return up(g * up(up(c * c) + up(2.0 * xu * c))) + 0x1p-100;
+	}
+
+	ExactMargins m_;
+	double		g_;				/* gf of point 3 */
+	double		x2_abs_;		/* d 2^-149, the underflow of a float sum of d squares */
+	double		inv_lo_, inv_hi_;	/* 1 / (1 + gf) rounded down, 1 / (1 - gf) rounded up */
+	double		c_ = std::numeric_limits<double>::infinity();
 };
 
 /*

@@ -16,6 +16,7 @@ namespace pgkm
 {
 
 typedef float vf16 __attribute__((vector_size(64)));
+typedef int32_t vi16 __attribute__((vector_size(64)));
 
 static inline vf16
 load16(const float *p)
@@ -60,6 +61,42 @@ fsqdist(const float *a, const float *b, int32_t d)
 	return s;
 }
 
+typedef double vd8 __attribute__((vector_size(64)));
+
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) float
+centre_dist(const float *x, const float *m, const float *c, int32_t d, float *xc, double *n2)
+{
+	vf16		acc = {};
+	vd8			sq0 = {}, sq1 = {};
+	int32_t		j = 0;
+	for (; j + 16 <= d; j += 16)
+	{
+		const vf16	v = load16(x + j) - load16(m + j);
+		memcpy(xc + j, &v, sizeof(v));
+		const vf16	t = v - load16(c + j);
+		acc += t * t;
+		const vd8	lo = __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), vd8);
+		const vd8	hi = __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15), vd8);
+		sq0 += lo * lo;
+		sq1 += hi * hi;
+	}
+	float		s = hsum(acc);
+	const vd8	sq = sq0 + sq1;
+	double		q = 0;
+	for (int i = 0; i < 8; i++)
+		q += sq[i];
+	for (; j < d; j++)
+	{
+		const float v = x[j] - m[j];
+		xc[j] = v;
+		const float t = v - c[j];
+		s += t * t;
+		q += (double) v * v;
+	}
+	*n2 = q;
+	return s;
+}
+
 /* Four partial sums over j mod 4 per block keep the FMA pipes busy. */
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
 fsqdist_blocks(const float *x, const float *blocks, int32_t d, int32_t nb, float *out)
@@ -91,13 +128,6 @@ fsqdist_blocks(const float *x, const float *blocks, int32_t d, int32_t nb, float
 	}
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
-lo_f_array(const float *F, int32_t n, FloatLo p, float *out)
-{
-	for (int32_t i = 0; i < n; i++)
-		out[i] = lo_f(F[i], p);
-}
-
 /* Lane-wise minimum (GCC will not reorder a scalar min reduction into vectors). */
 static inline vf16
 vmin(vf16 a, vf16 b)
@@ -105,13 +135,131 @@ vmin(vf16 a, vf16 b)
 	return a < b ? a : b;
 }
 
+/* The smallest lane, by halving (four shuffles, not sixteen extracts). */
 static inline float
 hmin(vf16 v)
 {
-	float		m = v[0];
-	for (int i = 1; i < 16; i++)
-		m = v[i] < m ? v[i] : m;
+	v = vmin(v, __builtin_shuffle(v, vi16 {8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7}));
+	v = vmin(v, __builtin_shuffle(v, vi16 {4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11}));
+	v = vmin(v, __builtin_shuffle(v, vi16 {2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13}));
+	v = vmin(v, __builtin_shuffle(v, vi16 {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}));
+	return v[0];
+}
+
+/*
+ * NR rows at once: per feature one load of the block's 16 centroids and NR
+ * FMAs with the rows' broadcast values (below 4 rows, two partial sums per
+ * row over even and odd features hide the FMA latency).
+ */
+template <int NR>
+__attribute__((always_inline)) static inline void
+gemm_rows(const float *const *x, const float *block, const float *cn, int32_t d,
+		  float *const *out, float *const *mins)
+{
+	constexpr int P = NR < 4 ? 2 : 1;	/* partial sums per row */
+	vf16		acc[P][NR];
+	for (int p = 0; p < P; p++)
+		for (int r = 0; r < NR; r++)
+			acc[p][r] = vf16 {};
+	int32_t		j = 0;
+	for (; j + 2 <= d; j += 2)
+	{
+		const vf16	c0 = load16(block + (size_t) j * BLOCK);
+		const vf16	c1 = load16(block + (size_t) (j + 1) * BLOCK);
+		for (int r = 0; r < NR; r++)
+		{
+			acc[0][r] += c0 * x[r][j];
+			acc[P - 1][r] += c1 * x[r][j + 1];
+		}
+	}
+	if (j < d)
+	{
+		const vf16	c0 = load16(block + (size_t) j * BLOCK);
+		for (int r = 0; r < NR; r++)
+			acc[0][r] += c0 * x[r][j];
+	}
+	const vf16	n = load16(cn);
+	for (int r = 0; r < NR; r++)
+	{
+		const vf16	s = P == 2 ? acc[0][r] + acc[P - 1][r] : acc[0][r];
+		const vf16	v = n - (s + s);
+		memcpy(out[r], &v, sizeof(v));
+		*mins[r] = hmin(v);
+	}
+}
+
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
+gemm_rows_block(const float *const *x, int32_t nr, const float *block, const float *cn, int32_t d,
+				float *const *out, float *const *mins)
+{
+	switch (nr)
+	{
+		case 1: gemm_rows<1>(x, block, cn, d, out, mins); break;
+		case 2: gemm_rows<2>(x, block, cn, d, out, mins); break;
+		case 3: gemm_rows<3>(x, block, cn, d, out, mins); break;
+		case 4: gemm_rows<4>(x, block, cn, d, out, mins); break;
+		case 5: gemm_rows<5>(x, block, cn, d, out, mins); break;
+		case 6: gemm_rows<6>(x, block, cn, d, out, mins); break;
+		case 7: gemm_rows<7>(x, block, cn, d, out, mins); break;
+		default: gemm_rows<8>(x, block, cn, d, out, mins); break;
+	}
+}
+
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int32_t
+select_le(const float *l, int32_t n, float lim, int32_t *idx)
+{
+	int32_t		m = 0;
+	for (int32_t i = 0; i < n; i++)
+	{
+		idx[m] = i;
+		m += l[i] <= lim;
+	}
 	return m;
+}
+
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
+gemm_row_bounds(const float *best, const float *second, const float *x2, int64_t m,
+				const GemmMargins &gm, double ec_max, double *hi, double *lo)
+{
+	const double xa = gm.x2_abs(), il = gm.inv_lo(), ih = gm.inv_hi(), gg = gm.g(), c = gm.c_up();
+	for (int64_t r = 0; r < m; r++)
+	{
+		GemmRow		g;
+		GemmMargins::row_float_v(x2[r], xa, il, ih, gg, c, &g);
+		const double e = up(g.ex + ec_max);
+		hi[r] = GemmMargins::hi_v(best[r], g.x2hi, g.eg, e);
+		lo[r] = GemmMargins::lo_v(second[r], g.x2lo, g.eg, e);
+	}
+}
+
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
+gemm_lo_array(const float *V, int32_t n, const GemmRow &r, double e, float *out)
+{
+	const double x2lo = r.x2lo, eg = r.eg;
+	for (int32_t i = 0; i < n; i++)
+		out[i] = to_float_down(GemmMargins::lo_v(V[i], x2lo, eg, e));
+}
+
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) float
+min_f(const float *l, int32_t n)
+{
+	vf16		vm = vf16 {} + __builtin_inff();
+	int32_t		i = 0;
+	for (; i + 16 <= n; i += 16)
+		vm = vm < load16(l + i) ? vm : load16(l + i);
+	float		m = vm[0];
+	for (int j = 1; j < 16; j++)
+		m = vm[j] < m ? vm[j] : m;
+	for (; i < n; i++)
+		m = l[i] < m ? l[i] : m;
+	return m;
+}
+
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
+lo_f_array(const float *F, int32_t n, FloatLo p, float *out)
+{
+	for (int32_t i = 0; i < n; i++)
+		out[i] = lo_f(F[i], p);
 }
 
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) float

@@ -47,6 +47,8 @@ protected:
 	}
 
 	void		init_bounds(int64_t, int32_t, double, Scratch &) override {}
+	void		init_dense(int64_t, int32_t, double, double) override {}
+	bool		would_keep_row(int64_t) const override { return false; }
 
 	void		assign_rows(int64_t r0, int64_t r1, Scratch &s, int32_t *out) override;
 

@@ -8,11 +8,13 @@
 #include "blobs.h"
 #include "reference.h"
 
+#include "bounded_assign.h"
 #include "cpu_assign.h"
 #include "exact_bounds.h"
 #include "float_kernels.h"
 #include "thread_pool.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -93,6 +95,10 @@ class PrunedAssign : public ::testing::TestWithParam<int32_t>
 {
 };
 
+class DenseAndPruned : public ::testing::TestWithParam<int32_t>
+{
+};
+
 /*
  * Integer data and half-integer centroids make exact fp64 ties everywhere;
  * every third centroid repeats the one before (duplicates tie everywhere).
@@ -100,9 +106,9 @@ class PrunedAssign : public ::testing::TestWithParam<int32_t>
  * useless), change twice without a pass in between, and k shrinks and grows
  * back: after every change, every row's label is the reference's.
  */
-TEST_P(PrunedAssign, ExactLabelsUnderAnyCentroidChange)
+static void
+exact_under_changes(int32_t method, bool alternate)
 {
-	const int32_t method = GetParam();
 	std::mt19937_64 gen(11);
 	for (int d : {1, 2, 5, 33})
 		for (int kmax : {1, 7, 40})
@@ -120,11 +126,24 @@ TEST_P(PrunedAssign, ExactLabelsUnderAnyCentroidChange)
 				return c;
 			};
 			pgkm::ThreadPool pool(2, nullptr, nullptr);
-			auto		m = make_method(method, x, d, kmax, &pool);
+			std::vector<double> mean = column_means(x, d);
+			pgkm::BoundedAssign *bounded = nullptr;
+			std::unique_ptr<pgkm::CpuAssign> m;
+			if (alternate)
+			{
+				auto		b = pgkm::make_bounded_assign(method, x.data(), n, d, kmax, mean.data(), &pool);
+				bounded = b.get();
+				m = std::move(b);
+			}
+			else
+				m = make_method(method, x, d, kmax, &pool);
 			std::vector<double> c = centroids(kmax, 1.0);
 			int64_t		ties = 0;
-			int			checked = 0;
+			int			checked = 0, passes = 0;
 			auto		check = [&](int k, const char *what) {
+				if (bounded)	/* dense, pruned, pruned, dense, ... */
+					bounded->set_dense(passes % 3 == 0);
+				passes++;
 				m->set_centroids(c.data(), k);
 				pgkm::AssignCounts counts;
 				std::vector<int32_t> got = pass(*m, n, &counts);
@@ -152,14 +171,32 @@ TEST_P(PrunedAssign, ExactLabelsUnderAnyCentroidChange)
 				c = centroids(kmax, 1.0);
 				check(kmax, "k back");
 			}
-			/* 'auto' runs its first two passes pruned, then measures Lloyd (below k = 4: Lloyd only) */
-			const int	pruned_passes = method != PGKM_METHOD_AUTO ? 7 : kmax < 4 ? 0 : 2;
+			/*
+			 * 'auto' prunes only where its counts say it pays (not on this
+			 * data); its dense and pruned passes are checked with alternate.
+			 */
+			const int	pruned_passes = method == PGKM_METHOD_AUTO ? 0 : 7;
 			EXPECT_GE(checked, pruned_passes) << "passes by a pruned method, d " << d;
 			if (kmax >= 7)
 			{
 				EXPECT_GT(ties, 0) << "the data makes exact ties, d " << d;
 			}
 		}
+}
+
+TEST_P(PrunedAssign, ExactLabelsUnderAnyCentroidChange)
+{
+	exact_under_changes(GetParam(), false);
+}
+
+/*
+ * The same with dense passes (Lloyd's tiled kernel, its best and runner-up
+ * kept as bounds: what 'auto' runs while pruning does not pay) between the
+ * pruned ones: a pruned pass after a dense one starts from those bounds.
+ */
+TEST_P(DenseAndPruned, ExactLabelsAcrossDenseAndPrunedPasses)
+{
+	exact_under_changes(GetParam(), true);
 }
 
 /*
@@ -214,6 +251,14 @@ INSTANTIATE_TEST_SUITE_P(Methods, PrunedAssign, ::testing::ValuesIn(kPruned),
 							 return std::string(pgkm_method_name(p.param));
 						 });
 
+static const int32_t kBounded[] = {PGKM_METHOD_ELKAN, PGKM_METHOD_HAMERLY, PGKM_METHOD_YINYANG,
+								   PGKM_METHOD_SORT};
+
+INSTANTIATE_TEST_SUITE_P(Methods, DenseAndPruned, ::testing::ValuesIn(kBounded),
+						 [](const ::testing::TestParamInfo<int32_t> &p) {
+							 return std::string(pgkm_method_name(p.param));
+						 });
+
 /*
  * The intervals of exact_bounds.h contain the true distance (long double)
  * for float distances from the kernels and for E, on offset data, and the
@@ -264,6 +309,111 @@ TEST(ExactBounds, IntervalsContainTheTrueDistance)
 			EXPECT_EQ(E, sqdist_fp64(x.data(), c.data(), d)) << "E is the reference's distance";
 		}
 	}
+}
+
+/*
+ * Point 6: GEMM-form values of gemm_rows_block (a block of 16 centroids,
+ * up to 8 rows at once) turned into intervals with the row's X^2 from the
+ * fp64 sum and from a float sum, on offset data: they contain the true
+ * distance, and the cut of a threshold t never drops a value whose true
+ * distance is t or less.
+ */
+TEST(ExactBounds, GemmFormIntervalsContainTheTrueDistance)
+{
+	std::mt19937_64 gen(15);
+	std::normal_distribution<double> z(0, 1);
+	const int32_t B = pgkm::BLOCK;
+	int64_t		cuts = 0, values = 0;
+	for (int d : {1, 3, 16, 37, 300})
+	{
+		pgkm::ExactMargins m(d);
+		pgkm::GemmMargins gm(d);
+		for (int trial = 0; trial < 60; trial++)
+		{
+			const double off = trial % 2 ? 1e4 : 0.0, sc = std::pow(10.0, (double) (trial % 7) - 3);
+			const int	nr = 1 + trial % pgkm::GEMM_ROWS;
+			std::vector<double> mean(d), c((size_t) B * d);
+			std::vector<float> x((size_t) nr * d), xc((size_t) nr * d), block((size_t) d * B), cn(B);
+			std::vector<double> ec(B);
+			for (int j = 0; j < d; j++)
+				mean[j] = off + z(gen);
+			for (int r = 0; r < nr; r++)
+				for (int j = 0; j < d; j++)
+				{
+					x[(size_t) r * d + j] = (float) (off + sc * z(gen));
+					xc[(size_t) r * d + j] = x[(size_t) r * d + j] - (float) mean[j];
+				}
+			double		cmax = 0;
+			for (int q = 0; q < B; q++)
+			{
+				double		e2 = 0, r2 = 0, f2 = 0;
+				float		nf = 0;
+				for (int j = 0; j < d; j++)
+				{
+					c[(size_t) q * d + j] = q % 4 == 0 ? (double) x[j] + 1e-6 * z(gen) : off + sc * z(gen);
+					const double r = c[(size_t) q * d + j] - (double) (float) mean[j];
+					const float f = (float) r;
+					block[(size_t) j * B + q] = f;
+					e2 += ((double) f - r) * ((double) f - r);
+					r2 += r * r;
+					f2 += (double) f * f;
+					nf += f * f;
+				}
+				cn[q] = nf;
+				cmax = std::max(cmax, f2);
+				ec[q] = pgkm::up(m.norm_up(std::sqrt(e2)) + m.norm_up(std::sqrt(r2)) * 0x1p-52 + 0x1p-60);
+			}
+			gm.set_c(m.norm_up(std::sqrt(cmax)));
+			std::vector<float> V((size_t) nr * B), mins(nr);
+			std::vector<const float *> xs(nr);
+			std::vector<float *> outs(nr), mp(nr);
+			for (int r = 0; r < nr; r++)
+			{
+				xs[r] = &xc[(size_t) r * d];
+				outs[r] = &V[(size_t) r * B];
+				mp[r] = &mins[r];
+			}
+			pgkm::gemm_rows_block(xs.data(), nr, block.data(), cn.data(), d, outs.data(), mp.data());
+			for (int r = 0; r < nr; r++)
+			{
+				double		n2 = 0;
+				float		x2f = 0;
+				for (int j = 0; j < d; j++)
+				{
+					const float v = xc[(size_t) r * d + j];
+					n2 += (double) v * v;
+					x2f += v * v;
+				}
+				const pgkm::GemmRow rows[2] = {gm.row_exact(n2, m.row_error(std::sqrt(n2))),
+											   gm.row_float(x2f)};
+				EXPECT_EQ(mins[r], *std::min_element(&V[(size_t) r * B], &V[(size_t) r * B + B]));
+				for (int q = 0; q < B; q++)
+				{
+					long double truth = 0;
+					for (int j = 0; j < d; j++)
+					{
+						const long double t = (long double) x[(size_t) r * d + j] - c[(size_t) q * d + j];
+						truth += t * t;
+					}
+					truth = std::sqrt(truth);
+					const float v = V[(size_t) r * B + q];
+					for (const pgkm::GemmRow &g : rows)
+					{
+						values++;
+						const double e = pgkm::up(g.ex + ec[q]);
+						EXPECT_LE((long double) gm.lo(g, v, e), truth) << "d " << d << " trial " << trial;
+						EXPECT_GE((long double) gm.hi(g, v, e), truth) << "d " << d << " trial " << trial;
+						/* no cut at a threshold the true distance reaches */
+						const double t = std::nextafter((double) truth, 1e300);
+						EXPECT_LE(v, gm.vcut(g, t, e)) << "d " << d << " trial " << trial;
+						cuts += v > gm.vcut(g, 0.5 * (double) truth, e);
+					}
+				}
+			}
+		}
+	}
+	/* the cut is tight enough to decide most values at half their distance */
+	EXPECT_GT(cuts, values / 2) << cuts << " of " << values;
 }
 
 /* Lower bounds kept in float never exceed the double they come from. */
