@@ -164,6 +164,7 @@ pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
 	double		b = 0;
 	b += 2 * dn * (4 + 8);		/* labels + squared distances: current and best */
 	b += dn * 4;				/* CPU device's iteration labels */
+	b += threads * 4096 * 4;	/* the update's row lists */
 	if (opt->init == PGKM_INIT_KMEANSPP)
 	{
 		const double trials = 2 + std::floor(std::log(k));
