@@ -258,11 +258,15 @@ CpuDevice::update_centroids(const int64_t *sizes, double *centroids)
 			const int32_t nb = (int32_t) std::min<int64_t>(UPDATE_BLOCK, n_ - i0);
 			const int32_t *lb = lab + i0;
 			int32_t		m = 0;
-			for (int32_t r = 0; r < nb; r++)
-			{
-				rows[m] = r;
-				m += (uint32_t) (lb[r] - c0) < span;
-			}
+			if (np == 1)
+				for (; m < nb; m++)
+					rows[m] = m;
+			else
+				for (int32_t r = 0; r < nb; r++)
+				{
+					rows[m] = r;
+					m += (uint32_t) (lb[r] - c0) < span;
+				}
 			for (int32_t t = 0; t < m; t++)
 			{
 				const float *xi = x_ + (i0 + rows[t]) * d;
