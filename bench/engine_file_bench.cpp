@@ -8,8 +8,10 @@
  * X.f32: n x d float32 rows; init: given (C.f64 holds k x d fp64 centroids)
  * or pp (k-means++, seed 0). Writes the final centroids to OUT.f64 when named.
  * Prints one JSON object: init and iteration times (seconds, each step), the
- * final assignment's time, iterations, inertia, converged.
+ * final assignment's time, iterations, inertia, converged, and the share of
+ * row assignments the Lloyd kernels left to fp64 (rows_rechecked).
  */
+#include "internal_hooks.h"
 #include "pgkm_engine.h"
 
 #include <cstdio>
@@ -73,6 +75,8 @@ main(int argc, char **argv)
 		return 1;
 	}
 	std::vector<double> stamps;
+	int64_t		seen = 0, rechecked = 0;
+	pgkm_internal_label_rechecks(&seen, &rechecked);	/* from here on */
 	for (;;)
 	{
 		pgkm_progress p;
@@ -87,6 +91,7 @@ main(int argc, char **argv)
 		if (st == PGKM_DONE)
 			break;
 	}
+	pgkm_internal_label_rechecks(&seen, &rechecked);
 	pgkm_result r;
 	if (pgkm_run_result(h, &r) != PGKM_OK)
 	{
@@ -99,9 +104,9 @@ main(int argc, char **argv)
 	for (size_t s = 1; s + 1 < stamps.size(); s++)
 		printf("%s%.6f", s > 1 ? ", " : "", stamps[s] - stamps[s - 1]);
 	printf("], \"final_s\": %.6f, \"total_s\": %.6f, \"iterations\": %d, \"inertia\": %.17g, "
-		   "\"converged\": %d, \"k\": %d}\n",
+		   "\"converged\": %d, \"k\": %d, \"rows_rechecked\": %.6f}\n",
 		   stamps.back() - stamps[stamps.size() - 2], r.elapsed_s, r.iterations, r.inertia,
-		   r.converged, r.k);
+		   r.converged, r.k, seen > 0 ? (double) rechecked / seen : 0.0);
 	if (argc > 10)
 	{
 		FILE	   *f = fopen(argv[10], "wb");

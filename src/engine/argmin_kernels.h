@@ -4,9 +4,9 @@
  *
  * For a block of rows it computes, per row and centroid, the GEMM-form value
  *   v_c = fl(n_c - 2 fl(x'.c')),  x' = fl(x - m),  c' = float(c - m),
- *   n_c = fl(||c'||^2)
- * (label_bounds.h bounds its error, whatever the order of the dot product
- * and with or without FMA), and keeps per row the argmin (lowest index on
+ *   n_c = float(||c'||^2 summed in fp64)
+ * (label_bounds.h bounds its error, with or without FMA, for dot products
+ * summed in blocks of ARGMIN_KB features), and keeps per row the argmin (lowest index on
  * equal floats), the best and the runner-up values, and fl(||x'||^2). No
  * rows x k matrix is written: the argmin runs on the accumulator tile
  * while it is still in registers.
@@ -39,6 +39,20 @@ enum class Isa : int32_t
 
 /* Features per K block: the transposed rows of a block stay within L1/L2. */
 constexpr int32_t ARGMIN_KC = 512;
+/*
+ * Features per summation block: each block's dot products start from 0 and
+ * are then added to the running sums, so a value passes through at most
+ * argmin_dot_depth(d) roundings instead of d: label_bounds.h's error bound
+ * shrinks about sqrt(d) / 2 times at large d, and with it the rows left to
+ * fp64. ARGMIN_KC is a multiple of it.
+ */
+constexpr int32_t ARGMIN_KB = 32;
+
+inline int32_t
+argmin_dot_depth(int32_t d)
+{
+	return d <= ARGMIN_KB ? d : ARGMIN_KB + (d + ARGMIN_KB - 1) / ARGMIN_KB;
+}
 /* Centroids per group when the K dimension is split (bounds the partial tile). */
 constexpr int32_t ARGMIN_GROUP = 1024;
 

@@ -125,6 +125,30 @@ epilogue(vf (*acc)[RV], const float *cn, int32_t c0, vf *best, vf *second, vi *i
 	}
 }
 
+/*
+ * acc[i][g] += the kl features' products, summed in blocks of ARGMIN_KB
+ * features from 0 each, then added (argmin_dot_depth); zero: acc is 0, so
+ * the first block sums into it directly (kl <= ARGMIN_KB: a plain sum).
+ */
+__attribute__((always_inline)) inline void
+blocked_dots(const float *xt, int32_t kl, const float *panel, vf (*acc)[RV], bool zero)
+{
+	int32_t		j0 = 0;
+	if (zero)
+	{
+		block_dots(xt, (int32_t) min64(ARGMIN_KB, kl), panel, acc);
+		j0 = ARGMIN_KB;
+	}
+	for (; j0 < kl; j0 += ARGMIN_KB)
+	{
+		vf			blk[CB][RV] = {};
+		block_dots(xt + (size_t) j0 * R, (int32_t) min64(ARGMIN_KB, kl - j0), panel + (size_t) j0 * CB, blk);
+		for (int i = 0; i < CB; i++)
+			for (int g = 0; g < RV; g++)
+				acc[i][g] += blk[i][g];
+	}
+}
+
 void
 tile_run(const ArgminArgs &a)
 {
@@ -151,7 +175,7 @@ tile_run(const ArgminArgs &a)
 			for (int32_t b = 0; b < nb; b++)
 			{
 				vf			acc[CB][RV] = {};
-				block_dots(a.xt, d, a.panels + (size_t) b * d * CB, acc);
+				blocked_dots(a.xt, d, a.panels + (size_t) b * d * CB, acc, true);
 				epilogue(acc, a.cnorm + (size_t) b * CB, b * CB, best, second, idx);
 			}
 		}
@@ -171,7 +195,7 @@ tile_run(const ArgminArgs &a)
 						for (int i = 0; i < CB; i++)
 							for (int g = 0; g < RV; g++)
 								acc[i][g] = j0 == 0 ? vf {} : loadv(part + (i * RV + g) * W);
-						block_dots(a.xt, j1 - j0, a.panels + ((size_t) b * d + j0) * CB, acc);
+						blocked_dots(a.xt, j1 - j0, a.panels + ((size_t) b * d + j0) * CB, acc, j0 == 0);
 						if (j1 == d)
 							epilogue(acc, a.cnorm + (size_t) b * CB, b * CB, best, second, idx);
 						else

@@ -64,8 +64,9 @@ public:
 		cent_.assign((size_t) k * d, 0.0);
 		sums_.assign((size_t) k * d, 0.0);
 		chunk_inertia_.assign(nchunks_, 0.0);
-		worker_sizes_.assign((size_t) pool->size() * k, 0);
-		worker_moved_.assign(pool->size(), 0);
+		sizes_stride_ = (k + 15) / 16 * 16 + 16;	/* 128-byte lines apart, whatever the alignment */
+		worker_sizes_.assign((size_t) pool->size() * sizes_stride_, 0);
+		worker_moved_.assign((size_t) pool->size() * 16, 0);
 		worker_nearest_.resize(pool->size());
 	}
 
@@ -108,10 +109,12 @@ private:
 	std::vector<double> cent_;		/* current centroids, fp64 */
 	std::vector<double> sums_;		/* centroid sums, fp64 */
 	std::vector<double> chunk_inertia_;
-	std::vector<int64_t> worker_sizes_;
+	std::vector<int64_t> worker_sizes_;	/* worker w's at w * sizes_stride_ */
+	int64_t		sizes_stride_;	/* kmax_ padded: workers' counts never share a cache line */
 	std::vector<int64_t> worker_moved_;
 	std::vector<std::vector<int32_t>> worker_nearest_;	/* a chunk's labels */
 	AssignCounts counts_;		/* of the last pass */
+	std::vector<int32_t> update_rows_;	/* update: per worker, a block's rows of its part */
 };
 
 void
@@ -134,7 +137,7 @@ void
 CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2)
 {
 	const int32_t d = d_;
-	int64_t    *sizes = worker_sizes_.data() + (size_t) w * kmax_;
+	int64_t    *sizes = worker_sizes_.data() + (size_t) w * sizes_stride_;
 	const double *cent = cent_.data();
 	const int64_t r0 = ch * chunk_rows_, r1 = std::min(n_, r0 + chunk_rows_);
 	std::vector<int32_t> &nearest = worker_nearest_[w];
@@ -174,7 +177,7 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2)
 		}
 	}
 	chunk_inertia_[ch] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-	worker_moved_[w] += mv;
+	worker_moved_[(size_t) w * 16] += mv;
 }
 
 /* Full assignment pass: per-chunk inertia summed in chunk order, per-worker integer counts. */
@@ -192,30 +195,36 @@ CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *i
 	*inertia = tot;
 	int64_t		mv = 0;
 	for (int w = 0; w < pool_->size(); w++)
-		mv += worker_moved_[w];
+		mv += worker_moved_[(size_t) w * 16];
 	*moved = mv;
 	counts_ = method_->take_counts();
 	for (int32_t c = 0; c < k; c++)
 	{
 		int64_t		s = 0;
 		for (int w = 0; w < pool_->size(); w++)
-			s += worker_sizes_[(size_t) w * kmax_ + c];
+			s += worker_sizes_[(size_t) w * sizes_stride_ + c];
 		sizes[c] = s;
 	}
 }
 
 /*
- * New centroid = mean of its rows, summed in fp64 in row order. Clusters are split into contiguous ranges, one per
- * task, balanced by size; each task scans the labels and sums only its own
- * clusters' rows, so no partial sums need merging and the order never
- * depends on threads. Empty clusters keep their previous centroid (the
- * driver repairs them).
+ * New centroid = mean of its rows, summed in fp64 in row order. Clusters are
+ * split into contiguous ranges (parts) balanced by size; each task scans the
+ * labels and sums only its own clusters' rows, so no partial sums need
+ * merging and the order never depends on threads. The scan lists a block's
+ * own rows without a branch per row (a mispredicted branch per row cost
+ * more than the sums at small d); a part with few clusters and many
+ * features is split by features too. Empty clusters keep their previous
+ * centroid (the driver repairs them).
  */
+static constexpr int64_t UPDATE_BLOCK = 4096;
+
 void
 CpuDevice::update_centroids(const int64_t *sizes, double *centroids)
 {
 	const int32_t d = d_, k = k_;
-	int32_t		parts = std::min<int32_t>(k, pool_->size());
+	const int	threads = pool_->size();
+	const int32_t parts = std::min<int32_t>(k, threads);
 	std::vector<int32_t> bounds(1, 0);
 	{
 		int64_t		acc = 0;
@@ -228,29 +237,50 @@ CpuDevice::update_centroids(const int64_t *sizes, double *centroids)
 		}
 		bounds.push_back(k);
 	}
+	const int32_t np = (int32_t) bounds.size() - 1;
+	/* feature slices of at least 16 features, while parts alone leave threads idle */
+	const int32_t slices = std::max<int32_t>(1, std::min<int32_t>(d / 16, threads / np));
+	update_rows_.resize((size_t) threads * UPDATE_BLOCK);
 	const int32_t *lab = labels_.data();
-	pool_->parallel_for((int64_t) bounds.size() - 1, [&](int64_t p, int w) {
+	pool_->parallel_for((int64_t) np * slices, [&](int64_t task, int w) {
+		const int32_t p = (int32_t) (task / slices), sl = (int32_t) (task % slices);
 		const int32_t c0 = bounds[p], c1 = bounds[p + 1];
-		std::fill(sums_.begin() + (size_t) c0 * d, sums_.begin() + (size_t) c1 * d, 0.0);
+		const uint32_t span = (uint32_t) (c1 - c0);
+		const int32_t j0 = (int32_t) ((int64_t) d * sl / slices),
+			j1 = (int32_t) ((int64_t) d * (sl + 1) / slices);
 		double	   *sums = sums_.data();
-		for (int64_t i = 0; i < n_; i++)
+		int32_t    *rows = update_rows_.data() + (size_t) w * UPDATE_BLOCK;
+		for (int32_t c = c0; c < c1; c++)
+			std::fill(sums + (size_t) c * d + j0, sums + (size_t) c * d + j1, 0.0);
+		for (int64_t i0 = 0; i0 < n_; i0 += UPDATE_BLOCK)
 		{
-			if ((i & 0xFFFF) == 0)
-				pool_->checkpoint(w);
-			int32_t		l = lab[i];
-			if (l < c0 || l >= c1)
-				continue;
-			const float *xi = x_ + i * d;
-			double	   *sr = sums + (size_t) l * d;
-			for (int32_t j = 0; j < d; j++)
-				sr[j] += (double) xi[j];
+			pool_->checkpoint(w);
+			const int32_t nb = (int32_t) std::min<int64_t>(UPDATE_BLOCK, n_ - i0);
+			const int32_t *lb = lab + i0;
+			int32_t		m = 0;
+			if (np == 1)
+				for (; m < nb; m++)
+					rows[m] = m;
+			else
+				for (int32_t r = 0; r < nb; r++)
+				{
+					rows[m] = r;
+					m += (uint32_t) (lb[r] - c0) < span;
+				}
+			for (int32_t t = 0; t < m; t++)
+			{
+				const float *xi = x_ + (i0 + rows[t]) * d;
+				double	   *sr = sums + (size_t) lb[rows[t]] * d;
+				for (int32_t j = j0; j < j1; j++)
+					sr[j] += (double) xi[j];
+			}
 		}
 		for (int32_t c = c0; c < c1; c++)
 		{
 			if (sizes[c] == 0)
 				continue;
 			const double inv = (double) sizes[c];
-			for (int32_t j = 0; j < d; j++)
+			for (int32_t j = j0; j < j1; j++)
 				centroids[(size_t) c * d + j] = sums[(size_t) c * d + j] / inv;
 		}
 	});

@@ -51,6 +51,11 @@
  * X is kept apart (one square root per row) rather than bounding 2 X C by
  * X^2 + C^2: centroids, being means, are often far shorter than rows, and
  * at large d the gamma term dominates the whole bound.
+ * Blocked sums: when the dot products are summed in blocks (each from 0,
+ * then added to a running sum) and n_c is rounded once from fp64, every term
+ * passes through at most m roundings, m = the block length plus the number
+ * of blocks (argmin_kernels.h), and m + 1 replaces d + 1 in gamma above
+ * (the error analysis is term by term: m roundings of any order bound it).
  * X^2 itself is a float sum of d squares (any order): the true value is at
  * most fl(X^2) / (1 - gamma_d), which is what x2_up applies.
  *
@@ -114,8 +119,9 @@ DirectFormBound::set(const double *cent, const float *centf, int32_t k, int32_t 
 
 void
 GemmFormBound::set(const double *cent, const float *mean, const float *centc, const float *cnorm,
-				   int32_t k, int32_t d)
+				   int32_t k, int32_t d, int32_t depth)
 {
+	const int32_t m = depth > 0 ? std::max(depth, 2) : d;
 	double		rho2 = 0, c2 = 0;
 	for (int32_t c = 0; c < k; c++)
 	{
@@ -133,7 +139,7 @@ GemmFormBound::set(const double *cent, const float *mean, const float *centc, co
 	const double rho = std::sqrt(rho2) * (1 + SLACK) + 2 * W * std::sqrt(c2);
 	double		a, b;
 	label_lemma_constants(d, &a, &b);
-	const double g1 = gamma_f(d + 1);
+	const double g1 = gamma_f(m + 1);
 	const double up = U / (1 - U);
 	const double au = (2.0 * d + 2) * 0x1p-149;
 	kv = a - 1;

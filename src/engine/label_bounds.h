@@ -53,9 +53,13 @@ struct GemmFormBound
 	double		kv = 0, kx = 0, kxc = 0, k0 = 0;
 	double		x2_up = 0;
 
-	/* From the fp64 centroids, the float centring vector, the float c' (k x d) and n_c. */
+	/*
+	 * From the fp64 centroids, the float centring vector, the float c' (k x d)
+	 * and n_c. depth: roundings a dot product and n_c pass through (at least
+	 * 2; 0: d, any order of summation).
+	 */
 	void		set(const double *cent, const float *mean, const float *centc, const float *cnorm,
-					int32_t k, int32_t d);
+					int32_t k, int32_t d, int32_t depth = 0);
 	/* The largest float value that may still beat best, for a row with fl(||x'||^2) = x2. */
 	double		limit(float best, float x2) const
 	{

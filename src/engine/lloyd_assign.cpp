@@ -230,7 +230,7 @@ private:
 		std::vector<float> partial;	/* GEMM: the kernel's partial tile (d > ARGMIN_KC) */
 		std::vector<float> best, second, x2;	/* GEMM: per row of the chunk */
 		std::vector<float> xc;	/* GEMM: centred rows decided in fp64, DECIDE_ROWS x d */
-		std::vector<float> vals;	/* GEMM: their float values, DECIDE_ROWS x kpad */
+		std::vector<float> vals;	/* GEMM: their float values, DECIDE_ROWS x kpad, and a block's */
 		std::vector<int64_t> undecided;	/* rows for fp64 */
 		std::vector<double> lims;	/* GEMM: their limits */
 		std::vector<int32_t> cand;	/* centroids a row decides in fp64 */
@@ -268,16 +268,16 @@ LloydAssign::set_centroids(const double *centroids, int32_t k)
 	std::copy(centroids, centroids + (size_t) k * d, cent_.begin());
 	for (int32_t c = 0; c < k; c++)
 	{
-		float		norm = 0;
+		double		norm = 0;	/* rounded once: argmin_dot_depth's premise */
 		for (int32_t j = 0; j < d; j++)
 		{
 			double		v = centroids[(size_t) c * d + j];
 			float		vc = (float) (v - (double) meanf_[j]);	/* the same shift as the rows */
 			centf_[(size_t) c * d + j] = vc;
-			norm += vc * vc;
+			norm += (double) vc * vc;
 			centd_[(size_t) c * d + j] = (float) v;
 		}
-		cnorm_[c] = norm;
+		cnorm_[c] = (float) norm;
 	}
 	if (use_gemm(d, k))
 	{
@@ -288,7 +288,8 @@ LloydAssign::set_centroids(const double *centroids, int32_t k)
 				centt_[(size_t) j * kpad_ + c] = centf_[(size_t) c * d + j];
 		pack_panels(centf_.data(), cnorm_.data(), k, d, kern_.cb, panels_.data(),
 					cnorm_padded_.data());
-		gemm_bound_.set(centroids, meanf_.data(), centf_.data(), cnorm_.data(), k, d);
+		gemm_bound_.set(centroids, meanf_.data(), centf_.data(), cnorm_.data(), k, d,
+						argmin_dot_depth(d));
 	}
 	else
 	{
@@ -331,25 +332,33 @@ LloydAssign::direct_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out)
  * Float values v_c = n_c - 2 x'.c' of m <= DECIDE_ROWS centred rows (xc,
  * m x d) against every centroid, lanes across centroids (ct: d x kp, c'
  * transposed), the rows sharing each load of ct. Another order than the
- * kernel's: the bound holds for any.
+ * kernel's, but summed in the same blocks of ARGMIN_KB features (blk: m x kp
+ * scratch), so the kernel's bound (argmin_dot_depth) holds for it too.
  */
 static constexpr int DECIDE_ROWS = 4;
 
 PGKM_TARGET_CLONES static void
 decide_values(const float *xc, int m, int32_t d, const float *ct, int32_t kp, const float *cn,
-			  int32_t k, float *vals)
+			  int32_t k, float *vals, float *blk)
 {
 	std::fill(vals, vals + (size_t) m * kp, 0.0f);
-	for (int32_t j = 0; j < d; j++)
+	for (int32_t j0 = 0; j0 < d; j0 += ARGMIN_KB)
 	{
-		const float *cj = ct + (size_t) j * kp;
-		for (int r = 0; r < m; r++)
+		const int32_t j1 = std::min(d, j0 + ARGMIN_KB);
+		std::fill(blk, blk + (size_t) m * kp, 0.0f);
+		for (int32_t j = j0; j < j1; j++)
 		{
-			const float xj = xc[(size_t) r * d + j];
-			float	   *v = vals + (size_t) r * kp;
-			for (int32_t c = 0; c < kp; c++)
-				v[c] += xj * cj[c];
+			const float *cj = ct + (size_t) j * kp;
+			for (int r = 0; r < m; r++)
+			{
+				const float xj = xc[(size_t) r * d + j];
+				float	   *v = blk + (size_t) r * kp;
+				for (int32_t c = 0; c < kp; c++)
+					v[c] += xj * cj[c];
+			}
 		}
+		for (size_t i = 0; i < (size_t) m * kp; i++)
+			vals[i] += blk[i];
 	}
 	for (int r = 0; r < m; r++)
 		for (int32_t c = 0; c < k; c++)
@@ -366,14 +375,15 @@ LloydAssign::gemm_decide(int64_t r0, const int64_t *rows, int32_t m, Scratch &s,
 {
 	const int32_t d = d_, k = k_;
 	s.xc.resize((size_t) DECIDE_ROWS * d);
-	s.vals.resize((size_t) DECIDE_ROWS * kpad_);
+	s.vals.resize((size_t) 2 * DECIDE_ROWS * kpad_);
 	for (int32_t r = 0; r < m; r++)
 	{
 		const float *xr = x_ + (r0 + rows[r]) * d;
 		for (int32_t j = 0; j < d; j++)
 			s.xc[(size_t) r * d + j] = xr[j] - meanf_[j];
 	}
-	decide_values(s.xc.data(), m, d, centt_.data(), kpad_, cnorm_.data(), k, s.vals.data());
+	decide_values(s.xc.data(), m, d, centt_.data(), kpad_, cnorm_.data(), k, s.vals.data(),
+				  s.vals.data() + (size_t) DECIDE_ROWS * kpad_);
 	for (int32_t r = 0; r < m; r++)
 	{
 		const int64_t row = rows[r];

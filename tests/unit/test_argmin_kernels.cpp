@@ -2,7 +2,8 @@
  * test_argmin_kernels.cpp: the nearest-centroid kernel of every instruction
  * set this CPU runs (argmin_kernels.h) against values computed here in fp64:
  * odd d (1, 3, 7, 9, 17, 33), a d past the K block, k = 1, k > 64, a k past
- * the centroid group, and row counts that are no multiple of any block.
+ * the centroid group, and row counts that are no multiple of any block;
+ * the blocked summation the label bound relies on; whole runs on each set.
  */
 #include "argmin_kernels.h"
 #include "blobs.h"
@@ -129,6 +130,12 @@ supported_kernels()
 	return ks;
 }
 
+double
+gamma_of(int32_t m)
+{
+	return m * 0x1p-24 / (1 - m * 0x1p-24);
+}
+
 }							/* namespace */
 
 TEST(ArgminKernels, EverySetAgainstFp64)
@@ -174,6 +181,58 @@ TEST(ArgminKernels, EverySetAgainstFp64)
 				EXPECT_NEAR(o.x2[i], p.x2[i], 1e-5 * p.x2[i] + 1e-30) << "row " << i;
 			}
 		}
+}
+
+/*
+ * Rows and centroid (1, t, t, ..., t), t = 2^-12, centred on 0: every
+ * product after the first is 2^-24, half an ulp of 1, so a plain running
+ * sum loses all d - 1 of them (ties to even), while blocks of ARGMIN_KB sum
+ * them exactly and lose at most the first block's. The kernel's error must
+ * stay within gamma_{depth + 1} (C^2 + 2 X C), the label bound's premise;
+ * the plain sum's error is checked to exceed it, so this test can fail.
+ */
+TEST(ArgminKernels, SumsInBlocksWithinTheDepthBound)
+{
+	const float	t = 0x1p-12f;
+	for (const ArgminKernel *kern : supported_kernels())
+		for (int32_t d : {257, 768, 1030})	/* 1030: split into K blocks too */
+			for (int32_t k : {1, 70})
+			{
+				SCOPED_TRACE(std::string(kern->name) + " d=" + std::to_string(d) + " k=" +
+							 std::to_string(k));
+				const int64_t n = 37;
+				std::vector<float> row(d, t), x, mean(d, 0.0f), centc;
+				row[0] = 1.0f;
+				for (int64_t i = 0; i < n; i++)
+					x.insert(x.end(), row.begin(), row.end());
+				for (int32_t c = 0; c < k; c++)
+					centc.insert(centc.end(), row.begin(), row.end());
+				double		c2 = 0;
+				for (float v : row)
+					c2 += (double) v * v;	/* exact: 1 + (d - 1) 2^-24 */
+				std::vector<float> cnorm(k, (float) c2);
+				const double exact = (double) cnorm[0] - 2 * c2;
+				const double bound = gamma_of(argmin_dot_depth(d) + 1) * 3 * c2;
+				float		plain = 0;
+				for (int32_t j = 0; j < d; j++)
+					plain += row[j] * row[j];
+				ASSERT_GT(std::fabs((double) (cnorm[0] - 2 * plain) - exact), bound);
+
+				std::vector<float> panels(panel_floats(k, d, kern->cb)), cn(padded_norms(k, kern->cb));
+				pack_panels(centc.data(), cnorm.data(), k, d, kern->cb, panels.data(), cn.data());
+				std::vector<float> xt((size_t) ARGMIN_KC * kern->rows_per_block);
+				std::vector<float> part((size_t) ARGMIN_GROUP * kern->rows_per_block);
+				std::vector<int32_t> idx(n, -1);
+				std::vector<float> best(n), second(n), x2(n);
+				ArgminArgs	a {x.data(), n, d, mean.data(), panels.data(), cn.data(), k, xt.data(),
+					part.data(), idx.data(), best.data(), second.data(), x2.data()};
+				kern->run(a);
+				for (int64_t i = 0; i < n; i++)
+				{
+					EXPECT_EQ(idx[i], 0) << "row " << i;	/* equal values: the lowest index */
+					EXPECT_LE(std::fabs((double) best[i] - exact), bound) << "row " << i;
+				}
+			}
 }
 
 /* Lowest index on equal floats: duplicated centroids, the first copy wins, in every set. */
@@ -231,29 +290,37 @@ TEST(ArgminKernels, RepeatableAndIndependentOfRowOffset)
  */
 TEST(ArgminKernels, RunsBitIdenticalAcrossSetsAndThreads)
 {
-	for (int32_t d : {9, 33})
+	struct Shape
 	{
-		const int32_t k = 70;
-		std::vector<float> x = pgkm_test::blobs(3001, d, 12, 40 + d, 2.0, 6.0);
+		int64_t		n;
+		int32_t		d, k;
+	};
+	/* direct form (d = 3, k = 5); GEMM form at odd d, k = 1, k > 64, d = 768 (K blocks) */
+	for (const Shape &s : {Shape {3001, 9, 70}, Shape {3001, 33, 70}, Shape {2999, 3, 5},
+						   Shape {2999, 3, 70}, Shape {1001, 17, 1}, Shape {501, 768, 70}})
+	{
+		const int32_t d = s.d, k = s.k;
+		const int64_t n = s.n;
+		std::vector<float> x = pgkm_test::blobs(n, d, 12, 40 + d, 2.0, 6.0);
 		std::vector<double> init = pgkm_test::pick_rows(x, d, k, 5);
 		pgkm_options o = pgkm_test::cpu_options(k);
 		o.init = PGKM_INIT_GIVEN;
 		o.initial_centroids = init.data();
-		o.max_iter = 15;
+		o.max_iter = d > 100 ? 4 : 15;
 		o.tol = 0;
 		bool		have = false;
 		pgkm_test::EngineResult first;
 		for (const ArgminKernel *kern : supported_kernels())
 			for (int32_t threads : {1, 3})
 			{
-				SCOPED_TRACE(std::string(kern->name) + " d=" + std::to_string(d) + " threads=" +
-							 std::to_string(threads));
+				SCOPED_TRACE(std::string(kern->name) + " d=" + std::to_string(d) + " k=" +
+							 std::to_string(k) + " threads=" + std::to_string(threads));
 				const int32_t saved = pgkm_internal_set_isa((int32_t) kern->isa);
 				o.n_threads = threads;
 				pgkm_test::EngineResult r = pgkm_test::run_engine(x, d, o);
 				pgkm_internal_set_isa(saved);
 				ASSERT_EQ(r.status, PGKM_DONE) << r.err;
-				for (int64_t i = 0; i < 3001; i++)
+				for (int64_t i = 0; i < n; i++)
 					ASSERT_EQ(r.labels[i], pgkm_test::nearest_fp64(&x[(size_t) i * d], r.centroids.data(), r.k, d))
 						<< "row " << i;
 				if (!have)
