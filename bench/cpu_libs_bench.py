@@ -91,6 +91,13 @@ def ensure_venv(a):
         if a.wheels:
             cmd.append('--system-site-packages')
         subprocess.check_call(cmd + [a.venv])
+        if a.wheels and sys.prefix != sys.base_prefix:
+            # --system-site-packages sees the base interpreter's packages only; when this
+            # script runs inside another venv (NumPy and scikit-learn there), chain to it.
+            import site
+            out = subprocess.check_output([py, '-c', 'import site; print(site.getsitepackages()[0])'])
+            with open(os.path.join(out.decode().strip(), 'parent-venv.pth'), 'w') as f:
+                f.write('\n'.join(site.getsitepackages()) + '\n')
         pip = [py, '-m', 'pip', 'install', '-q']
         if a.wheels:
             pip += ['--no-index', '--find-links', a.wheels, 'faiss-cpu', 'threadpoolctl']

@@ -3,7 +3,9 @@
 
 -- Stored models. Clusters are numbered from 0 everywhere; centroids is a
 -- k x d array, row c+1 being cluster c. cluster_inertia[c+1] is cluster c's
--- own sum of squared distances; the sum over clusters is inertia.
+-- own sum of squared distances; the sum over clusters is inertia. method is
+-- the method asked for, method_used what ran in the winning run (for
+-- 'auto' its choice, e.g. 'yinyang, then lloyd from iteration 4').
 --
 -- Who may see and use a model (README, "Models: who can see and use them"):
 -- every model has a token, an empty-but-for-a-nonce large object owned by the
@@ -56,6 +58,7 @@ CREATE TABLE kmeans_model_store (
     k                 integer NOT NULL,
     d                 integer NOT NULL,
     method            text NOT NULL,
+    method_used       text NOT NULL,
     options           jsonb NOT NULL,
     centroids         double precision[] NOT NULL,
     initial_centroids double precision[],
@@ -114,7 +117,7 @@ SELECT s.model, o.owner::pg_catalog.regrole AS owner,
              WHERE a.privilege_type OPERATOR(pg_catalog.=) 'SELECT'
                AND a.grantee OPERATOR(pg_catalog.<>) o.owner
              ORDER BY 1) AS grantees,
-       s.token, s.relation, s.columns, s.k, s.d, s.method, s.options, s.centroids,
+       s.token, s.relation, s.columns, s.k, s.d, s.method, s.method_used, s.options, s.centroids,
        s.initial_centroids, s.sizes, s.cluster_inertia, s.inertia, s.iterations,
        s.converged, s.elapsed_s, s.device, s.n_rows, s.n_skipped, s.trained_at
 FROM @extschema@.kmeans_model_owners o

@@ -213,6 +213,12 @@ typedef struct pgkm_result
 const char *pgkm_method_name(int32_t method);
 
 /*
+ * "NaN", "Infinity" or "-Infinity", as PostgreSQL spells them (v not
+ * finite): the engine's messages and the glue's name such values alike.
+ */
+const char *pgkm_nonfinite_name(double v);
+
+/*
  * What kernel k-means adds to a result. Its clusters have no centroid
  * vectors: the feature-space centroid of cluster c is the mean of phi(x_i)
  * over the rows i with members[i] == c, the partition the final labels were

@@ -1,6 +1,7 @@
 /*
  * rng.h: the engine's seeded random numbers. Header-only and free of engine
- * types, so the CUDA plugin's host code can draw the same stream.
+ * types, so the CUDA plugin's host code can draw the same stream (and the
+ * glue hash with the same mixing function).
  *
  * SplitMix64 is tiny, fast and fully specified, so a seed means the same
  * stream on every platform and compiler.
@@ -13,17 +14,20 @@
 namespace pgkm
 {
 
+/* SplitMix64's finaliser: a bijection of 64 bits that spreads every input bit. */
+inline uint64_t
+splitmix64_mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
 struct SplitMix64
 {
 	uint64_t	state;
 	explicit SplitMix64(uint64_t seed) : state(seed) {}
-	uint64_t	next()
-	{
-		uint64_t	z = (state += 0x9E3779B97F4A7C15ULL);
-		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-		z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-		return z ^ (z >> 31);
-	}
+	uint64_t	next() { return splitmix64_mix(state += 0x9E3779B97F4A7C15ULL); }
 	/* uniform in [0, 1) with 53 random bits */
 	double		uniform() { return (double) (next() >> 11) * 0x1.0p-53; }
 	/* uniform integer in [0, n), n > 0 (multiply-shift; bias < n / 2^64) */

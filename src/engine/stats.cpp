@@ -76,7 +76,7 @@ data_statistics(const float *x, int64_t n, int32_t d, ThreadPool *pool)
 									  (long long) row, col, (double) x[bad[ch]], (double) limit, d));
 			throw EngineError(PGKM_ERR_INVALID,
 							  fmt("row %lld (0-based) feature %d (0-based) is %s; NaN and infinite values cannot be clustered",
-								  (long long) row, col, nonfinite_name(x[bad[ch]])));
+								  (long long) row, col, pgkm_nonfinite_name(x[bad[ch]])));
 		}
 	DataStats	s;
 	s.mean.assign(d, 0.0);

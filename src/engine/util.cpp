@@ -2,6 +2,7 @@
  * util.cpp: the engine's small helpers (util.h).
  */
 #include "util.h"
+#include "pgkm_engine.h"
 
 #include <cmath>
 #include <cstdarg>
@@ -32,10 +33,10 @@ copy_message(char *dst, size_t len, const char *msg) noexcept
 	dst[m] = '\0';
 }
 
-const char *
-nonfinite_name(double v)
+}							/* namespace pgkm */
+
+extern "C" const char *
+pgkm_nonfinite_name(double v)
 {
 	return std::isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity");
 }
-
-}							/* namespace pgkm */

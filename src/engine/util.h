@@ -1,7 +1,8 @@
 /*
  * util.h: small helpers used across the engine: message formatting and
- * copying into a caller's buffer, the name of a non-finite value, and a
- * steady-clock stopwatch.
+ * copying into a caller's buffer, and a steady-clock stopwatch. (The name
+ * of a non-finite value is pgkm_nonfinite_name, in the C API: the glue
+ * names them too.)
  */
 #ifndef PGKM_UTIL_H
 #define PGKM_UTIL_H
@@ -23,9 +24,6 @@ copy_message(char *dst, size_t len, const std::string &msg) noexcept
 {
 	copy_message(dst, len, msg.c_str());
 }
-
-/* "NaN", "Infinity" or "-Infinity", as PostgreSQL spells them (v not finite). */
-const char *nonfinite_name(double v);
 
 /* Seconds since construction, on the steady clock. */
 class Stopwatch

@@ -52,7 +52,8 @@ elif bash "$GPUHOST/pg-up.sh" "$GPUHOST/pg.tar.xz" >"$OUT/pg-up.log" 2>&1; then
   [ -d /opt/gpudeps/lib ] && cp -L /opt/gpudeps/lib/lib*.so* /opt/pg/lib/ 2>/dev/null
   # device => 'auto' is kmeans()'s default, so the suite runs on the GPU here; the
   # plugin is found at $pkglibdir/pg_kmeans_cuda.so (installed above)
-  tests=$(ls sql/*.sql | xargs -n1 basename | sed 's/\.sql$//' | grep -v -E '^pg_kmeans--|^gpu_unavailable$' | tr '\n' ' ')
+  # the Makefile's REGRESS (its schedule), less gpu_unavailable
+  tests=$(make -s PG_CONFIG=$PG_CONFIG print-regress | tr ' ' '\n' | grep -vx gpu_unavailable | tr '\n' ' ')
   # the expected files name the bootstrap superuser "postgres" (Debian's); the
   # bundle's is "pg": run the suite as a "postgres" superuser as on Debian
   psql -X -q -c "DO \$\$BEGIN CREATE ROLE postgres SUPERUSER LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END\$\$"

@@ -26,7 +26,7 @@
 #ifndef PGKM_ROW_CONVERT_H
 #define PGKM_ROW_CONVERT_H
 
-#include "pg_kmeans.h"
+#include "read.h"
 
 extern "C"
 {

@@ -3,9 +3,12 @@
  * Both are set-returning functions in materialize mode: the whole result is
  * known at once when the run ends, so a tuplestore is the natural output
  * (kmeans() bounds its memory by pg_kmeans.memory_limit, not work_mem: see
- * output_max_kbytes).
+ * pgkm_output_max_kbytes in budget.cpp).
  */
-#include "pg_kmeans.h"
+#include "srf.h"
+#include "arrays.h"
+#include "budget.h"
+#include "clustering.h"
 
 extern "C"
 {
@@ -15,22 +18,10 @@ PG_FUNCTION_INFO_V1(pgkm_kmeans_centroids);
 
 #define PGKM_EMIT_CHECK_ROWS 4096
 
-/* A float8[] from a C array of doubles. */
-ArrayType *
-pgkm_float8_array(const double *v, int n)
-{
-	Datum	   *elems = (Datum *) palloc(sizeof(Datum) * Max(n, 1));
-
-	for (int i = 0; i < n; i++)
-		elems[i] = Float8GetDatum(v[i]);
-	return construct_array(elems, n, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL,
-						   TYPALIGN_DOUBLE);
-}
-
 /*
- * Rows (cluster, centroid, size, inertia), clusters numbered from 0 like
- * scikit-learn and PostGIS. Shared by kmeans_centroids() and
- * kmeans_model_centroids(), which must return the same rows.
+ * Clusters numbered from 0 like scikit-learn and PostGIS. Shared by
+ * kmeans_centroids() and kmeans_model_centroids(), which must return the
+ * same rows.
  */
 void
 pgkm_emit_centroid_rows(FunctionCallInfo fcinfo, int32 k, int32 d,
@@ -45,7 +36,7 @@ pgkm_emit_centroid_rows(FunctionCallInfo fcinfo, int32 k, int32 d,
 		bool		nulls[4] = {false, false, false, false};
 
 		values[0] = Int32GetDatum(c);
-		values[1] = PointerGetDatum(pgkm_float8_array(centroids + (int64) c * d, d));
+		values[1] = PointerGetDatum(pgkm_array_from(centroids + (int64) c * d, d, 0, FLOAT8OID));
 		values[2] = Int64GetDatum(sizes[c]);
 		values[3] = Float8GetDatum(cluster_inertia[c]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -53,43 +44,9 @@ pgkm_emit_centroid_rows(FunctionCallInfo fcinfo, int32 k, int32 d,
 }
 
 /*
- * How many kB of kmeans() rows the tuplestore may keep in memory before it
- * spills to a temporary file. Why not work_mem (what InitMaterializedSRF
- * uses): one row costs about 90 bytes in memory (a 40-byte minimal tuple in
- * a 64-byte chunk, its header, the pointer array), so 4MB spills past about
- * 45k rows, and every larger call then writes and rereads ~44 bytes a row
- * of temporary file, per row I/O that can throttle on a busy disk (and
- * fails under temp_file_limit). Instead the result counts against
- * pg_kmeans.memory_limit, the budget this call was already granted for its
- * data buffer and engine: the tuplestore may use what that budget leaves
- * over what the call holds now. With no limit set (0), it may use as much as
- * the call holds now, which it frees on return, so the statement's peak at
- * most doubles. Never less than work_mem. Past the bound the tuplestore
- * spills as before, so memory stays bounded either way.
- */
-static int
-output_max_kbytes(const PgkmArgs *args, const PgkmClustering *c)
-{
-	pgkm_options opt;
-	char		plugin[MAXPGPATH];
-	int64		held,
-				engine,
-				limit = (int64) pgkm_guc_memory_limit_kb * 1024,
-				allowance;
-
-	pgkm_build_options(args, &c->data, true, &opt, plugin, sizeof(plugin));
-	engine = pgkm_estimate_bytes(c->data.n, c->data.d, &opt);
-	held = c->data.n * (int64) (c->data.d * sizeof(float) + sizeof(ItemPointerData)) +
-		Max(engine, 0);
-	allowance = limit > 0 ? limit - held : held;
-	allowance /= 1024;
-	return (int) Min(Max(allowance, (int64) work_mem), (int64) MAX_KILOBYTES);
-}
-
-/*
  * Replace the work_mem tuplestore that InitMaterializedSRF made (kept for
  * its checks and error messages, before the scan) by one bounded by
- * output_max_kbytes(). Still empty, so nothing is lost. Its tuples go to a
+ * pgkm_output_max_kbytes(). Still empty, so nothing is lost. Its tuples go to a
  * generation context (child of the per-query context, so it ends with the
  * query): rows are written once and freed in bulk, and a generation chunk
  * has no power-of-two rounding, so a 40-byte row takes 64 bytes instead of
@@ -215,7 +172,7 @@ pgkm_kmeans(PG_FUNCTION_ARGS)
 	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	c = pgkm_cluster(&args, true);
-	resize_output_store(rsinfo, output_max_kbytes(&args, c));
+	resize_output_store(rsinfo, pgkm_output_max_kbytes(&args, &c->data));
 	emit_label_rows(rsinfo, c);
 	pgkm_report_timing(c, c->result.n);
 	pgkm_clustering_end(c);
@@ -243,7 +200,7 @@ pgkm_kmeans_centroids(PG_FUNCTION_ARGS)
 
 	c = pgkm_cluster(&args, false);
 	pgkm_emit_centroid_rows(fcinfo, c->result.k, c->result.d, c->result.centroids,
-							c->result.sizes, c->cluster_inertia);
+							c->result.sizes, c->result.cluster_inertia);
 	pgkm_report_timing(c, c->result.k);
 	pgkm_clustering_end(c);
 	return (Datum) 0;

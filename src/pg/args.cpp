@@ -1,10 +1,12 @@
 /*
  * args.cpp: reading and validating the SQL arguments shared by kmeans(),
- * kmeans_centroids() and kmeans_fit().
+ * kmeans_centroids() and kmeans_fit(), and the engine options they make.
  */
-#include <cmath>
+#include "args.h"
+#include "budget.h"
+#include "module.h"
 
-#include "pg_kmeans.h"
+#include <cmath>
 
 /*
  * Why a table per option: one place holds both the accepted spellings and
@@ -20,11 +22,6 @@ typedef struct NamedValue
 	const char *other;			/* normalized, or NULL */
 } NamedValue;
 
-static const NamedValue methods[] = {
-	{"lloyd", PGKM_METHOD_LLOYD, NULL}, {"elkan", PGKM_METHOD_ELKAN, NULL},
-	{"hamerly", PGKM_METHOD_HAMERLY, NULL}, {"yinyang", PGKM_METHOD_YINYANG, NULL},
-	{"sort", PGKM_METHOD_SORT, NULL}, {"auto", PGKM_METHOD_AUTO, NULL},
-	{"kernel", PGKM_METHOD_KERNEL, NULL}, {NULL, 0, NULL}};
 /* scikit-learn's pairwise kernel names; poly is its other name, gaussian Popcorn's */
 static const NamedValue kernels[] = {
 	{"linear", PGKM_KERNEL_LINEAR, NULL}, {"polynomial", PGKM_KERNEL_POLYNOMIAL, "poly"},
@@ -36,6 +33,28 @@ static const NamedValue inits[] = {
 static const NamedValue devices[] = {
 	{"auto", PGKM_DEVICE_AUTO, NULL}, {"cpu", PGKM_DEVICE_CPU, NULL},
 	{"gpu", PGKM_DEVICE_GPU, "cuda"}, {NULL, 0, NULL}};
+
+/*
+ * The methods are the engine's, named by pgkm_method_name in code order, so
+ * a method added to the engine needs no line here. Codes are below
+ * PGKM_METHOD_CODES.
+ */
+#define PGKM_METHOD_CODES 64
+static NamedValue methods[PGKM_METHOD_CODES + 1];
+
+static const NamedValue *
+method_table(void)
+{
+	if (methods[0].name == NULL)
+	{
+		int			n = 0;
+
+		for (int32 m = 0; m < PGKM_METHOD_CODES; m++)
+			if (pgkm_method_name(m) != NULL)
+				methods[n++] = NamedValue{pgkm_method_name(m), m, NULL};
+	}
+	return methods;
+}
 
 /*
  * The spelling of an option value, for comparison: ASCII lower case, with
@@ -262,7 +281,7 @@ pgkm_parse_args(FunctionCallInfo fcinfo, int first, PgkmArgs *args)
 				 errmsg("n_init must be at least 1, got %d", args->n_init)));
 
 	{
-		const NamedValue *m = lookup_named(methods,
+		const NamedValue *m = lookup_named(method_table(),
 										   text_to_cstring(PG_GETARG_TEXT_PP(first + 3)),
 										   "k-means method", "methods");
 		const NamedValue *in = lookup_named(inits,
@@ -296,12 +315,11 @@ pgkm_gpu_plugin_path(char *buf, size_t len)
 		snprintf(buf, len, "%s/pg_kmeans_cuda.so", pkglib_path);
 }
 
-/* See pg_kmeans.h; plugin_path is caller-owned storage that must outlive the run. */
 void
 pgkm_build_options(const PgkmArgs *args, const PgkmData *data, bool need_tids,
 				   pgkm_options *opt, char *plugin_path, size_t plugin_len)
 {
-	int64		limit = (int64) pgkm_guc_memory_limit_kb * 1024;
+	int64		engine_limit = pgkm_engine_memory_limit(data, need_tids);
 
 	pgkm_options_default(opt);
 	opt->k = args->k;
@@ -321,6 +339,6 @@ pgkm_build_options(const PgkmArgs *args, const PgkmData *data, bool need_tids,
 	opt->gamma = args->gamma;
 	opt->coef0 = args->coef0;
 	opt->degree = args->degree;
-	if (limit > 0)
-		opt->memory_limit = Max(limit - pgkm_data_bytes(data->n, data->d, need_tids), 1);
+	if (engine_limit > 0)
+		opt->memory_limit = engine_limit;
 }

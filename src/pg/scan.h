@@ -2,13 +2,27 @@
  * scan.h: the state shared by the files that read a relation into the
  * float32 buffer: relation.cpp (what is read, and may it be), read.cpp
  * (pgkm_scan and the query path), scan.cpp (rows into the buffer, and the
- * direct heap scan), buffer.cpp (the buffer within pg_kmeans.memory_limit).
+ * direct heap scan), buffer.cpp (the buffer, grown within
+ * pg_kmeans.memory_limit).
  */
 #ifndef PGKM_SCAN_H
 #define PGKM_SCAN_H
 
-#include "pg_kmeans.h"
+#include "read.h"
 #include "row_convert.h"
+
+/* Kind of one requested feature column. */
+typedef enum PgkmColKind
+{
+	PGKM_COL_INT2,
+	PGKM_COL_INT4,
+	PGKM_COL_INT8,
+	PGKM_COL_FLOAT4,
+	PGKM_COL_FLOAT8,
+	PGKM_COL_NUMERIC,
+	PGKM_COL_FLOAT4_ARRAY,
+	PGKM_COL_FLOAT8_ARRAY
+} PgkmColKind;
 
 /* One requested feature column, as found in the relation being read. */
 typedef struct ColInfo

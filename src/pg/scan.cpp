@@ -62,7 +62,7 @@ report_non_finite(const PgkmScan *s, const char *colname, double v, ItemPointer 
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_EXCEPTION),
 			 errmsg("column \"%s\" has a non-finite value (%s) %s",
-					colname, std::isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity"),
+					colname, pgkm_nonfinite_name(v),
 					where),
 			 errhint("k-means needs finite numbers; set such values to NULL to skip their rows.")));
 }

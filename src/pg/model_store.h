@@ -1,12 +1,13 @@
 /*
  * model_store.h: stored k-means models, shared by model.cpp (the SQL
- * functions), model_store.cpp (reading and writing the store, tokens) and
- * model_values.cpp (what a stored model's values must be).
+ * functions), model_store.cpp (the store's statements, owners, tokens,
+ * writes), model_load.cpp (a model read for use) and model_values.cpp (what
+ * a stored model's values must be).
  */
 #ifndef PGKM_MODEL_STORE_H
 #define PGKM_MODEL_STORE_H
 
-#include "pg_kmeans.h"
+#include "pg_headers.h"
 
 /* A model's arrays as the readers use them. */
 typedef struct PgkmModel
@@ -79,6 +80,15 @@ typedef struct PgkmStore
 extern void pgkm_store_open(FunctionCallInfo fcinfo, PgkmStore *st);
 extern void pgkm_store_close(PgkmStore *st);
 
+/* Run one statement, as the caller or as the store's owner; SPI's code must be expected. */
+extern int	pgkm_store_exec(PgkmStore *st, bool as_owner, const char *sql, int nargs,
+							Oid *types, Datum *vals, const char *nulls, bool read_only,
+							int expected);
+
+/* The same with the model name as $1, the only parameter. */
+extern void pgkm_store_exec_on_model(PgkmStore *st, bool as_owner, const char *sql,
+									 text *model, bool read_only, int expected);
+
 /* The owner of a model whatever the caller may see; false when none. */
 extern bool pgkm_store_owner_of(PgkmStore *st, text *model, Oid *owner);
 
@@ -87,19 +97,46 @@ extern bool pgkm_store_find(PgkmStore *st, text *model, Oid *token, Oid *owner);
 
 /*
  * A model the caller may use, checked (ERRCODE_DATA_CORRUPTED otherwise),
- * its arrays allocated in cxt; false when there is none.
+ * its arrays allocated in cxt; false when there is none (model_load.cpp).
  */
 extern bool pgkm_store_load(PgkmStore *st, text *model, MemoryContext cxt,
 							PgkmModel *out);
 
+/* Free what pgkm_store_load allocated, and zero the model. */
+extern void pgkm_model_free(PgkmModel *m);
+
+/*
+ * The values of a model row by name, as kmeans_fit() writes them: columns
+ * of kmeans_model_store, and keys of its options jsonb. Why by name: the
+ * statements are made from this list, so a value cannot land in the wrong
+ * column or parameter.
+ */
+#define PGKM_STORE_MAX_VALUES 40
+
+typedef struct PgkmStoreValue
+{
+	const char *name;			/* column, or options key */
+	bool		option;
+	Oid			type;
+	Datum		value;
+	bool		isnull;
+} PgkmStoreValue;
+
+typedef struct PgkmStoreRow
+{
+	int			n;
+	PgkmStoreValue values[PGKM_STORE_MAX_VALUES];
+} PgkmStoreRow;
+
+extern void pgkm_store_set(PgkmStoreRow *row, const char *column, Oid type, Datum value);
+extern void pgkm_store_set_null(PgkmStoreRow *row, const char *column, Oid type);
+extern void pgkm_store_set_option(PgkmStoreRow *row, const char *key, Oid type, Datum value);
+
 /*
  * Store a model: a new one owned by the caller, or a refit of one the caller
- * owns (keeping its owner and grants). columns and values_sql list the data
- * columns and their SQL values, with parameters $4.. (nvals of them).
+ * owns (keeping its owner and grants), with the values of row.
  */
-extern void pgkm_store_save(PgkmStore *st, text *model, const char *columns,
-							const char *values_sql, int nvals, Oid *types,
-							Datum *vals, const char *nulls);
+extern void pgkm_store_save(PgkmStore *st, text *model, const PgkmStoreRow *row);
 
 /* The caller's kmeans_models row of a model, formed in cxt; NULL when none. */
 extern HeapTuple pgkm_store_model_row(PgkmStore *st, text *model, TupleDesc desc,

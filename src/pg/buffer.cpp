@@ -1,14 +1,10 @@
 /*
- * buffer.cpp: the float32 data buffer and pg_kmeans.memory_limit.
- *
- * Why a call is refused only on what it really holds: the relation's size
- * says little about the rows a call gets (row-level security may show 10 of
- * a million rows, dead rows count in the size until VACUUM). So the size
- * estimate only sizes the first allocation; the budget is checked each time
- * the buffer must grow (data only, while reading), and once after the scan
- * for the whole call (data and engine) with the real row count, after k has
- * been checked against it (the engine's need grows with k).
+ * buffer.cpp: the float32 data buffer: grown as rows arrive, within
+ * pg_kmeans.memory_limit (budget.h), and faulted in ahead of the rows in
+ * parts, on several threads.
  */
+#include "budget.h"
+#include "module.h"
 #include "scan.h"
 
 #include <csignal>
@@ -18,90 +14,6 @@
 
 /* Fewest rows faulted in at a time: small calls touch little memory. */
 #define PGKM_READY_MIN_BYTES ((int64) 1 << 20)
-
-static int64
-memory_limit_bytes(void)
-{
-	return (int64) pgkm_guc_memory_limit_kb * 1024;
-}
-
-int64
-pgkm_data_bytes(int64 rows, int32 d, bool need_tids)
-{
-	return rows * d * (int64) sizeof(float) +
-		(need_tids ? rows * (int64) sizeof(ItemPointerData) : 0);
-}
-
-/* A byte count for humans, rounded up like pg_size_pretty's units. */
-static void
-format_bytes(int64 bytes, char *buf, size_t len)
-{
-	if (bytes < 10 * 1024)
-		snprintf(buf, len, "%lld bytes", (long long) bytes);
-	else if (bytes < 10 * 1024 * 1024)
-		snprintf(buf, len, "%lld kB", (long long) ((bytes + 1023) >> 10));
-	else if (bytes < (int64) 10 * 1024 * 1024 * 1024)
-		snprintf(buf, len, "%lld MB", (long long) ((bytes + (1 << 20) - 1) >> 20));
-	else
-		snprintf(buf, len, "%lld GB", (long long) ((bytes + (1 << 30) - 1) >> 30));
-}
-
-static const char *const budget_hint =
-	"Raise pg_kmeans.memory_limit (superuser), or cluster a sample of the rows, e.g. a materialized view built with TABLESAMPLE.";
-
-/*
- * The whole call, once the rows are read and k is known to fit them: the
- * data buffer plus what the engine says it allocates for n rows and k
- * clusters. Why before the engine starts: a run over the limit must end in
- * a clear error, not in the OOM killer taking the server down.
- */
-void
-pgkm_check_budget(const PgkmArgs *args, const PgkmData *data, bool need_tids)
-{
-	int64		limit = memory_limit_bytes();
-	int64		held,
-				engine;
-	pgkm_options opt;
-	char		plugin[MAXPGPATH];
-	char		total_s[32],
-				limit_s[32];
-
-	if (limit <= 0)
-		return;
-	pgkm_build_options(args, data, need_tids, &opt, plugin, sizeof(plugin));
-	held = pgkm_data_bytes(data->n, data->d, need_tids);
-	engine = Max(pgkm_estimate_bytes(data->n, data->d, &opt), 0);
-	if (held + engine <= limit)
-		return;
-	format_bytes(held + engine, total_s, sizeof(total_s));
-	format_bytes(limit, limit_s, sizeof(limit_s));
-	ereport(ERROR,
-			(errcode(ERRCODE_OUT_OF_MEMORY),
-			 errmsg("k-means on %lld rows x %d features needs about %s, over pg_kmeans.memory_limit (%s)",
-					(long long) data->n, data->d, total_s, limit_s),
-			 errdetail("Data buffer %lld bytes, engine %lld bytes, limit %lld bytes.",
-					   (long long) held, (long long) engine, (long long) limit),
-			 errhint("%s", budget_hint)));
-}
-
-/* The buffer must hold one more row than the limit allows: stop reading. */
-static void
-report_buffer_over_budget(const PgkmScan *s, int64 limit)
-{
-	int64		need = pgkm_data_bytes(s->n + 1, s->d, s->need_tids);
-	char		need_s[32],
-				limit_s[32];
-
-	format_bytes(need, need_s, sizeof(need_s));
-	format_bytes(limit, limit_s, sizeof(limit_s));
-	ereport(ERROR,
-			(errcode(ERRCODE_OUT_OF_MEMORY),
-			 errmsg("k-means data buffer for %lld rows x %d features needs %s, over pg_kmeans.memory_limit (%s)",
-					(long long) (s->n + 1), s->d, need_s, limit_s),
-			 errdetail("Relation \"%s\" has more usable rows than that; reading stopped at the limit, before the engine's own memory is counted.",
-					   s->relname),
-			 errhint("%s", budget_hint)));
-}
 
 /* One slice of a parallel prefault; the thread runs madvise and nothing else. */
 typedef struct PrefaultSlice
@@ -194,14 +106,12 @@ prefault_buffer(void *p, Size from, Size to)
 static void
 grow_buffer(PgkmScan *s)
 {
-	int64		limit = memory_limit_bytes();
 	int64		newcap;
 
-	if (limit > 0 && pgkm_data_bytes(s->n + 1, s->d, s->need_tids) > limit)
-		report_buffer_over_budget(s, limit);
+	if (!pgkm_buffer_fits(s->n + 1, s->d, s->need_tids))
+		pgkm_refuse_buffer(s->n + 1, s->d, s->need_tids, s->relname);
 	newcap = s->cap > 0 ? s->cap * 2 : Max(s->n_est + s->n_est / 16 + 64, 1024);
-	while (limit > 0 && newcap > s->n + 1 &&
-		   pgkm_data_bytes(newcap, s->d, s->need_tids) > limit)
+	while (newcap > s->n + 1 && !pgkm_buffer_fits(newcap, s->d, s->need_tids))
 		newcap = s->n + 1 + (newcap - s->n - 1) / 2;
 	if (s->x == NULL)
 	{

@@ -24,6 +24,7 @@
  * value) squares to a normal float.
  */
 #include "row_convert.h"
+#include "rng.h"
 
 #include <cmath>
 
@@ -61,15 +62,6 @@ pgkm_narrow_begin(PgkmNarrow *nw, int32 d, int32 k, bool shift_allowed, MemoryCo
 							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
-/* splitmix64's finaliser: a bijection that spreads every input bit. */
-static inline uint64
-mix64(uint64 z)
-{
-	z = (z ^ (z >> 30)) * UINT64CONST(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64CONST(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
 /*
  * Count nw->row among the distinct rows until k of them are known. Why a
  * 128-bit hash and not the row: k rows of d doubles may not fit in memory;
@@ -92,11 +84,11 @@ count_distinct(PgkmNarrow *nw)
 		uint64		w;
 
 		memcpy(&w, &v, sizeof(w));
-		h1 = mix64(h1 ^ w) + (uint64) j;
-		h2 = mix64(h2 + w * UINT64CONST(0x9e3779b97f4a7c15)) ^ (uint64) j;
+		h1 = pgkm::splitmix64_mix(h1 ^ w) + (uint64) j;
+		h2 = pgkm::splitmix64_mix(h2 + w * UINT64CONST(0x9e3779b97f4a7c15)) ^ (uint64) j;
 	}
-	key.h1 = mix64(h1);
-	key.h2 = mix64(h2 ^ h1);
+	key.h1 = pgkm::splitmix64_mix(h1);
+	key.h2 = pgkm::splitmix64_mix(h2 ^ h1);
 	hash_search(nw->distinct, &key, HASH_ENTER, &found);
 	if (!found && ++nw->ndistinct >= nw->k)
 	{

@@ -1,7 +1,7 @@
 /*
- * pg_kmeans.cpp: module magic and the server-level settings (GUCs).
+ * module.cpp: module magic and the server-level settings (GUCs).
  */
-#include "pg_kmeans.h"
+#include "module.h"
 
 extern "C"
 {

@@ -6,6 +6,9 @@
  * writing the store, and who may do what, is model_store.cpp's.
  */
 #include "model_store.h"
+#include "arrays.h"
+#include "clustering.h"
+#include "srf.h"
 
 #include <cmath>
 
@@ -35,60 +38,6 @@ prevent_write(const char *function)
 	PreventCommandIfParallelMode(function);
 }
 
-/* A 2-D float8[] k x d (lower bounds 1) from row-major doubles. */
-static Datum
-matrix_datum(const double *v, int32 k, int32 d)
-{
-	Datum	   *elems = (Datum *) palloc(sizeof(Datum) * (Size) k * d);
-	int			dims[2] = {k, d};
-	int			lbs[2] = {1, 1};
-
-	for (int64 i = 0; i < (int64) k * d; i++)
-		elems[i] = Float8GetDatum(v[i]);
-	return PointerGetDatum(construct_md_array(elems, NULL, 2, dims, lbs, FLOAT8OID,
-											  sizeof(float8), FLOAT8PASSBYVAL,
-											  TYPALIGN_DOUBLE));
-}
-
-static Datum
-vector_datum_i8(const int64 *v, int32 n)
-{
-	Datum	   *elems = (Datum *) palloc(sizeof(Datum) * Max(n, 1));
-
-	for (int32 i = 0; i < n; i++)
-		elems[i] = Int64GetDatum(v[i]);
-	return PointerGetDatum(construct_array(elems, n, INT8OID, sizeof(int64),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
-/*
- * A plain array of n (rows x cols when cols > 0) pass-by-value 4-byte
- * elements copied from v in one piece: a kernel model's training rows can
- * be millions of values, too many to go through a Datum each.
- */
-static Datum
-plain_array_datum(const void *v, int64 rows, int32 cols, Oid elemtype)
-{
-	int			ndim = cols > 0 ? 2 : 1;
-	Size		nbytes = (Size) rows * Max(cols, 1) * 4;
-	Size		size = ARR_OVERHEAD_NONULLS(ndim) + nbytes;
-	ArrayType  *a = (ArrayType *) palloc0(size);
-
-	SET_VARSIZE(a, size);
-	a->ndim = ndim;
-	a->dataoffset = 0;
-	a->elemtype = elemtype;
-	ARR_DIMS(a)[0] = (int) rows;
-	ARR_LBOUND(a)[0] = 1;
-	if (cols > 0)
-	{
-		ARR_DIMS(a)[1] = cols;
-		ARR_LBOUND(a)[1] = 1;
-	}
-	memcpy(ARR_DATA_PTR(a), v, nbytes);
-	return PointerGetDatum(a);
-}
-
 /*
  * A kernel model stores its training rows: at most this many values (rows x
  * features, 40 MB of real), so that one prediction, O(rows x features),
@@ -96,51 +45,107 @@ plain_array_datum(const void *v, int64 rows, int32 cols, Oid elemtype)
  */
 #define PGKM_KERNEL_MODEL_MAX_VALUES 10000000
 
-/* The stored columns kmeans_fit() writes, and their values ($1-$3: see pgkm_store_save). */
-#define FIT_COLUMNS \
-	"relation, columns, k, d, method, options, centroids, initial_centroids, sizes, " \
-	"cluster_inertia, inertia, iterations, converged, elapsed_s, device, n_rows, n_skipped, " \
-	"trained_at, kernel_rows, kernel_members, kernel_norms, kernel_shift, kernel_scale_log2"
-#define FIT_VALUES \
-	"$4, $5, $6, $7, $8, pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(" \
-	"'max_iter', $9, 'tol', $10, 'init', $11, 'n_init', $12, 'seed', $13, 'device', $14, " \
-	"'k', $15, 'kernel', $27, 'gamma', $28, 'coef0', $29, 'degree', $30, 'kernel_matrix', $31)), " \
-	"$16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, pg_catalog.now(), $32, $33, $34, " \
-	"$35, $36"
-#define FIT_NVALS 33
-
 /*
- * The kernel values of a fit (the options jsonb drops the NULLs): the
- * kernel and the parameters it uses (gamma in the table's units), where K
- * lived, and what prediction needs: the rows as clustered, float((v -
+ * The kernel values of a fit: among the options, the kernel and the
+ * parameters it uses (gamma in the table's units) and where K lived; in
+ * their columns, what prediction needs: the rows as clustered, float((v -
  * shift) * 2^scale_log2), with that shift (NULL for none) and scale, the
  * partition of the final feature-space centroids and their norms (in the
- * same units as the rows). All NULL for another method.
+ * same units as the rows). For another method no option, and the columns
+ * NULL (a refit may replace a kernel model).
  */
 static void
-add_kernel_values(const PgkmArgs *args, const PgkmClustering *c, Oid *types, Datum *vals,
-				  char *nulls, int *i)
+add_kernel_values(const PgkmArgs *args, const PgkmClustering *c, PgkmStoreRow *row)
 {
 	const pgkm_result *r = &c->result;
 	const pgkm_kernel_result *kr = r->kernel;
-	const bool	gamma = args->kernel != PGKM_KERNEL_LINEAR;
-	const bool	coef0 = args->kernel == PGKM_KERNEL_POLYNOMIAL || args->kernel == PGKM_KERNEL_SIGMOID;
-	const bool	degree = args->kernel == PGKM_KERNEL_POLYNOMIAL;
 
-#define KARG(t, present, v) (types[*i] = (t), nulls[*i] = (kr && (present)) ? ' ' : 'n', \
-							 vals[*i] = nulls[*i] == ' ' ? (v) : (Datum) 0, (*i)++)
-	KARG(TEXTOID, true, CStringGetTextDatum(args->kernel_name));	/* $27 */
-	KARG(FLOAT8OID, gamma, Float8GetDatum(kr->gamma));
-	KARG(FLOAT8OID, coef0, Float8GetDatum(args->coef0));	/* $29 */
-	KARG(INT4OID, degree, Int32GetDatum(args->degree));
-	KARG(TEXTOID, true, CStringGetTextDatum(kr->matrix));	/* $31 */
-	KARG(FLOAT4ARRAYOID, true, plain_array_datum(c->data.x, r->n, r->d, FLOAT4OID));
-	KARG(INT4ARRAYOID, true, plain_array_datum(kr->members, r->n, 0, INT4OID));	/* $33 */
-	KARG(FLOAT8ARRAYOID, true, PointerGetDatum(pgkm_float8_array(kr->centroid_norms, r->k)));
-	KARG(FLOAT8ARRAYOID, c->data.shift != NULL,	/* $35 */
-		 PointerGetDatum(pgkm_float8_array(c->data.shift, r->d)));
-	KARG(INT4OID, true, Int32GetDatum(c->data.scale_log2));
-#undef KARG
+	if (kr == NULL)
+	{
+		pgkm_store_set_null(row, "kernel_rows", FLOAT4ARRAYOID);
+		pgkm_store_set_null(row, "kernel_members", INT4ARRAYOID);
+		pgkm_store_set_null(row, "kernel_norms", FLOAT8ARRAYOID);
+		pgkm_store_set_null(row, "kernel_shift", FLOAT8ARRAYOID);
+		pgkm_store_set_null(row, "kernel_scale_log2", INT4OID);
+		return;
+	}
+	pgkm_store_set_option(row, "kernel", TEXTOID, CStringGetTextDatum(args->kernel_name));
+	if (args->kernel != PGKM_KERNEL_LINEAR)
+		pgkm_store_set_option(row, "gamma", FLOAT8OID, Float8GetDatum(kr->gamma));
+	if (args->kernel == PGKM_KERNEL_POLYNOMIAL || args->kernel == PGKM_KERNEL_SIGMOID)
+		pgkm_store_set_option(row, "coef0", FLOAT8OID, Float8GetDatum(args->coef0));
+	if (args->kernel == PGKM_KERNEL_POLYNOMIAL)
+		pgkm_store_set_option(row, "degree", INT4OID, Int32GetDatum(args->degree));
+	pgkm_store_set_option(row, "kernel_matrix", TEXTOID, CStringGetTextDatum(kr->matrix));
+	pgkm_store_set(row, "kernel_rows", FLOAT4ARRAYOID,
+				   PointerGetDatum(pgkm_array_from(c->data.x, r->n, r->d, FLOAT4OID)));
+	pgkm_store_set(row, "kernel_members", INT4ARRAYOID,
+				   PointerGetDatum(pgkm_array_from(kr->members, r->n, 0, INT4OID)));
+	pgkm_store_set(row, "kernel_norms", FLOAT8ARRAYOID,
+				   PointerGetDatum(pgkm_array_from(kr->centroid_norms, r->k, 0, FLOAT8OID)));
+	if (c->data.shift != NULL)
+		pgkm_store_set(row, "kernel_shift", FLOAT8ARRAYOID,
+					   PointerGetDatum(pgkm_array_from(c->data.shift, r->d, 0, FLOAT8OID)));
+	else
+		pgkm_store_set_null(row, "kernel_shift", FLOAT8ARRAYOID);
+	pgkm_store_set(row, "kernel_scale_log2", INT4OID, Int32GetDatum(c->data.scale_log2));
+}
+
+/*
+ * The row kmeans_fit() stores: the call (relation, columns, method and
+ * options as given, canonical spellings), the result (the method that ran,
+ * centroids, initial centroids of the winning run when the engine kept
+ * them, sizes, inertias, iterations, the device that ran), the rows
+ * clustered and skipped, and the time.
+ */
+static void
+fit_values(const PgkmArgs *args, const PgkmClustering *c, PgkmStoreRow *row)
+{
+	const pgkm_result *r = &c->result;
+	Datum	   *colelems = (Datum *) palloc(sizeof(Datum) * args->ncols);
+
+	for (int j = 0; j < args->ncols; j++)
+		colelems[j] = CStringGetTextDatum(args->colnames[j]);
+	row->n = 0;
+	pgkm_store_set(row, "relation", TEXTOID, CStringGetTextDatum(c->data.relname));
+	pgkm_store_set(row, "columns", TEXTARRAYOID,
+				   PointerGetDatum(construct_array(colelems, args->ncols, TEXTOID,
+												   -1, false, TYPALIGN_INT)));
+	pgkm_store_set(row, "k", INT4OID, Int32GetDatum(r->k));
+	pgkm_store_set(row, "d", INT4OID, Int32GetDatum(r->d));
+	pgkm_store_set(row, "method", TEXTOID, CStringGetTextDatum(args->method_name));
+	pgkm_store_set(row, "method_used", TEXTOID,
+				   CStringGetTextDatum(r->method_used ? r->method_used : args->method_name));
+	pgkm_store_set_option(row, "max_iter", INT4OID, Int32GetDatum(args->max_iter));
+	pgkm_store_set_option(row, "tol", FLOAT8OID, Float8GetDatum(args->tol));
+	pgkm_store_set_option(row, "init", TEXTOID, CStringGetTextDatum(args->init_name));
+	pgkm_store_set_option(row, "n_init", INT4OID, Int32GetDatum(args->n_init));
+	pgkm_store_set_option(row, "seed", INT8OID, Int64GetDatum(args->seed));
+	pgkm_store_set_option(row, "device", TEXTOID, CStringGetTextDatum(args->device_name));
+	pgkm_store_set_option(row, "k", INT4OID, Int32GetDatum(r->k_requested));
+	pgkm_store_set(row, "centroids", FLOAT8ARRAYOID,
+				   PointerGetDatum(pgkm_array_from(r->centroids, r->k, r->d, FLOAT8OID)));
+	if (r->initial_centroids)
+		pgkm_store_set(row, "initial_centroids", FLOAT8ARRAYOID,
+					   PointerGetDatum(pgkm_array_from(r->initial_centroids, r->k, r->d,
+													   FLOAT8OID)));
+	else
+		pgkm_store_set_null(row, "initial_centroids", FLOAT8ARRAYOID);
+	pgkm_store_set(row, "sizes", INT8ARRAYOID,
+				   PointerGetDatum(pgkm_array_from(r->sizes, r->k, 0, INT8OID)));
+	pgkm_store_set(row, "cluster_inertia", FLOAT8ARRAYOID,
+				   PointerGetDatum(pgkm_array_from(r->cluster_inertia, r->k, 0, FLOAT8OID)));
+	pgkm_store_set(row, "inertia", FLOAT8OID, Float8GetDatum(r->inertia));
+	pgkm_store_set(row, "iterations", INT4OID, Int32GetDatum(r->iterations));
+	pgkm_store_set(row, "converged", BOOLOID, BoolGetDatum(r->converged != 0));
+	pgkm_store_set(row, "elapsed_s", FLOAT8OID, Float8GetDatum(r->elapsed_s));
+	pgkm_store_set(row, "device", TEXTOID, CStringGetTextDatum(r->device ? r->device : "cpu"));
+	pgkm_store_set(row, "n_rows", INT8OID, Int64GetDatum(r->n));
+	pgkm_store_set(row, "n_skipped", INT8OID, Int64GetDatum(c->data.n_skipped_null));
+	/* now(): the transaction's start */
+	pgkm_store_set(row, "trained_at", TIMESTAMPTZOID,
+				   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()));
+	add_kernel_values(args, c, row);
 }
 
 /*
@@ -157,6 +162,7 @@ pgkm_kmeans_fit(PG_FUNCTION_ARGS)
 	PgkmArgs	args;
 	PgkmClustering *c;
 	PgkmStore	st;
+	PgkmStoreRow row;
 	TupleDesc	retdesc;
 	MemoryContext upper = CurrentMemoryContext;
 	HeapTuple	result;
@@ -184,60 +190,13 @@ pgkm_kmeans_fit(PG_FUNCTION_ARGS)
 	pgkm_store_close(&st);
 
 	c = pgkm_cluster(&args, false);
-
-	{
-		const pgkm_result *r = &c->result;
-		Datum	   *colelems = (Datum *) palloc(sizeof(Datum) * args.ncols);
-		Oid			types[FIT_NVALS];
-		Datum		vals[FIT_NVALS];
-		char		nulls[FIT_NVALS];
-		int			i = 0;
-
-		for (int j = 0; j < args.ncols; j++)
-			colelems[j] = CStringGetTextDatum(args.colnames[j]);
-		memset(nulls, ' ', sizeof(nulls));
-#define ARG(t, v) (types[i] = (t), vals[i] = (v), i++)
-		ARG(TEXTOID, CStringGetTextDatum(c->data.relname));	/* $4 */
-		ARG(TEXTARRAYOID, PointerGetDatum(construct_array(colelems, args.ncols, TEXTOID,
-														  -1, false, TYPALIGN_INT)));
-		ARG(INT4OID, Int32GetDatum(r->k));	/* $6 */
-		ARG(INT4OID, Int32GetDatum(r->d));
-		ARG(TEXTOID, CStringGetTextDatum(args.method_name));	/* $8 */
-		ARG(INT4OID, Int32GetDatum(args.max_iter));
-		ARG(FLOAT8OID, Float8GetDatum(args.tol));	/* $10 */
-		ARG(TEXTOID, CStringGetTextDatum(args.init_name));
-		ARG(INT4OID, Int32GetDatum(args.n_init));	/* $12 */
-		ARG(INT8OID, Int64GetDatum(args.seed));
-		ARG(TEXTOID, CStringGetTextDatum(args.device_name));	/* $14 */
-		ARG(INT4OID, Int32GetDatum(r->k_requested));
-		ARG(FLOAT8ARRAYOID, matrix_datum(r->centroids, r->k, r->d));	/* $16 */
-		if (r->initial_centroids)
-			ARG(FLOAT8ARRAYOID, matrix_datum(r->initial_centroids, r->k, r->d));
-		else
-		{
-			nulls[i] = 'n';
-			ARG(FLOAT8ARRAYOID, (Datum) 0);
-		}
-		ARG(INT8ARRAYOID, vector_datum_i8(r->sizes, r->k));	/* $18 */
-		ARG(FLOAT8ARRAYOID, PointerGetDatum(pgkm_float8_array(c->cluster_inertia, r->k)));
-		ARG(FLOAT8OID, Float8GetDatum(r->inertia));	/* $20 */
-		ARG(INT4OID, Int32GetDatum(r->iterations));
-		ARG(BOOLOID, BoolGetDatum(r->converged != 0));	/* $22 */
-		ARG(FLOAT8OID, Float8GetDatum(r->elapsed_s));
-		ARG(TEXTOID, CStringGetTextDatum(r->device ? r->device : "cpu"));	/* $24 */
-		ARG(INT8OID, Int64GetDatum(r->n));
-		ARG(INT8OID, Int64GetDatum(c->data.n_skipped_null));	/* $26 */
-		add_kernel_values(&args, c, types, vals, nulls, &i);	/* $27 - $36 */
-#undef ARG
-		Assert(i == FIT_NVALS);
-
-		pgkm_store_open(fcinfo, &st);
-		pgkm_store_save(&st, model, FIT_COLUMNS, FIT_VALUES, FIT_NVALS, types, vals, nulls);
-		result = pgkm_store_model_row(&st, model, retdesc, upper);
-		if (result == NULL)
-			elog(ERROR, "stored k-means model \"%s\" is not visible to its owner", name);
-		pgkm_store_close(&st);
-	}
+	fit_values(&args, c, &row);
+	pgkm_store_open(fcinfo, &st);
+	pgkm_store_save(&st, model, &row);
+	result = pgkm_store_model_row(&st, model, retdesc, upper);
+	if (result == NULL)
+		elog(ERROR, "stored k-means model \"%s\" is not visible to its owner", name);
+	pgkm_store_close(&st);
 	pgkm_clustering_end(c);
 	PG_RETURN_DATUM(HeapTupleGetDatum(result));
 }
@@ -349,18 +308,7 @@ pgkm_kmeans_predict(PG_FUNCTION_ARGS)
 		{
 			pfree(cache->name);
 			pfree(cache->seen.xids);
-			pfree(cache->m.centroids);
-			pfree(cache->m.sizes);
-			pfree(cache->m.cluster_inertia);
-			if (cache->m.kernel_rows)
-			{
-				pfree(cache->m.kernel_rows);
-				pfree(cache->m.kernel_members);
-				pfree(cache->m.kernel_norms);
-				if (cache->m.kernel.shift)
-					pfree((void *) cache->m.kernel.shift);
-			}
-			memset(&cache->m, 0, sizeof(cache->m));
+			pgkm_model_free(&cache->m);
 		}
 		else
 			cache = (PredictCache *) MemoryContextAllocZero(fcxt, sizeof(PredictCache));
@@ -396,8 +344,7 @@ pgkm_kmeans_predict(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
 					 errmsg("features contain a non-finite value (%s) at position %d",
-							std::isnan(x[i]) ? "NaN" : (x[i] > 0 ? "Infinity" : "-Infinity"),
-							i + 1)));
+							pgkm_nonfinite_name(x[i]), i + 1)));
 	if (cache->m.kernel_rows)
 	{
 		/* -1 only when the engine could not allocate its k sums (the model was checked) */

@@ -1,22 +1,25 @@
 /*
- * run.cpp: driving the engine for one call: scan, create the run, step it
+ * clustering.cpp: one clustering call: scan, create the engine run, step it
  * with interrupt checks and progress reports in between, and expose the
  * result until the caller has emitted its rows.
  */
-#include "pg_kmeans.h"
+#include "clustering.h"
+#include "args.h"
+#include "budget.h"
 #include "errors.h"
+#include "module.h"
 #include "row_convert.h"
 
 #include <cmath>
 
-/* Seconds elapsed since t. */
+/* Wall-clock seconds since the call started (its phases, for the timing report). */
 static double
-seconds_since(instr_time t)
+seconds_into_call(const PgkmClustering *c)
 {
 	instr_time	now;
 
 	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, t);
+	INSTR_TIME_SUBTRACT(now, c->started);
 	return INSTR_TIME_GET_DOUBLE(now);
 }
 
@@ -60,66 +63,6 @@ interrupt_requested(void *ctx)
 	return (InterruptPending && (QueryCancelPending || ProcDiePending)) ? 1 : 0;
 }
 
-/* Turn an engine status into an ereport with a fitting SQLSTATE. */
-static void
-report_engine_error(int rc, const char *err)
-{
-	switch (rc)
-	{
-		case PGKM_INTERRUPTED:
-			/* cancel or statement_timeout: let PostgreSQL say which */
-			CHECK_FOR_INTERRUPTS();
-			ereport(ERROR,
-					(errcode(ERRCODE_QUERY_CANCELED),
-					 errmsg("canceling k-means run due to an interrupt")));
-			break;
-		case PGKM_ERR_INVALID:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("k-means engine rejected the arguments: %s", err)));
-			break;
-		case PGKM_ERR_NOMEM:
-			/* the GPU adapter prefixes its messages with "GPU": a device budget, not the host */
-			if (strncmp(err, "GPU", 3) == 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_OUT_OF_MEMORY),
-						 errmsg("out of GPU memory in the k-means engine"),
-						 errdetail("%s", err),
-						 errhint("Raise pg_kmeans.gpu_memory_limit (0 means what the device has free), or use device => 'cpu'.")));
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory in the k-means engine"),
-					 errdetail("%s", err),
-					 errhint("Lower pg_kmeans.memory_limit to be refused before allocating, or cluster fewer rows.")));
-			break;
-		case PGKM_ERR_GPU_UNAVAILABLE:
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("no usable GPU engine for device \"gpu\""),
-					 errdetail("%s", err),
-					 errhint("Use device => 'cpu' or 'auto', or install pg_kmeans_cuda.so on a host with an NVIDIA GPU and driver.")));
-			break;
-		case PGKM_ERR_RANGE:
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("k-means result out of range: %s", err),
-					 errhint("Scale the features down (for example divide them by 1e100): squared distances must fit in double precision, up to about 1.8e308.")));
-			break;
-		case PGKM_ERR_GPU:
-			ereport(ERROR,
-					(errcode(ERRCODE_SYSTEM_ERROR),
-					 errmsg("GPU error during k-means"),
-					 errdetail("%s", err),
-					 errhint("Retry with device => 'cpu'.")));
-			break;
-		default:
-			ereport(ERROR,
-					(errcode(ERRCODE_INTERNAL_ERROR),
-					 errmsg("internal error in the k-means engine (status %d)", rc),
-					 errdetail("%s", err)));
-	}
-}
-
 /*
  * device => 'gpu' with no usable GPU engine fails before the table is read:
  * a configuration mistake should cost nothing.
@@ -133,10 +76,10 @@ require_gpu(void)
 	bool		guarded;
 
 	pgkm_gpu_plugin_path(plugin, sizeof(plugin));
-	guarded = pgkm_cxx_guard([&] { ok = pgkm_gpu_available(plugin, info, sizeof(info)); },
-							 info, sizeof(info));
+	guarded = glue_guard(info, sizeof(info),
+						 [&] { ok = pgkm_gpu_available(plugin, info, sizeof(info)); });
 	if (!guarded || !ok)
-		report_engine_error(PGKM_ERR_GPU_UNAVAILABLE, info);
+		pgkm_report_engine_error(PGKM_ERR_GPU_UNAVAILABLE, info);
 }
 
 /* Is per-iteration progress wanted? (pg_kmeans.progress, or client_min_messages <= INFO) */
@@ -217,7 +160,7 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 								   ALLOCSET_DEFAULT_SIZES);
 	INSTR_TIME_SET_CURRENT(c->started);
 	pgkm_scan(args, need_tids, c->cxt, &c->data);
-	c->scan_s = seconds_since(c->started);
+	c->scan_s = seconds_into_call(c);
 	if (args->k > c->data.n)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -250,15 +193,15 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 	MemoryContextRegisterResetCallback(c->cxt, cb);
 
 	err[0] = '\0';
-	guarded = pgkm_cxx_guard([&] {
+	guarded = glue_guard(err, sizeof(err), [&] {
 		rc = pgkm_run_create(c->data.x, c->data.n, c->data.d, &opt,
 							 interrupt_requested, NULL, &holder->run,
 							 err, sizeof(err));
-	}, err, sizeof(err));
+	});
 	if (!guarded)
 		rc = PGKM_ERR_INTERNAL;
 	if (rc != PGKM_OK)
-		report_engine_error(rc, err);
+		pgkm_report_engine_error(rc, err);
 
 	for (;;)
 	{
@@ -266,15 +209,15 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 
 		memset(&p, 0, sizeof(p));
 		err[0] = '\0';
-		guarded = pgkm_cxx_guard([&] {
+		guarded = glue_guard(err, sizeof(err), [&] {
 			rc = pgkm_run_step(holder->run, &p, err, sizeof(err));
-		}, err, sizeof(err));
+		});
 		if (!guarded)
 			rc = PGKM_ERR_INTERNAL;
 		if (rc != PGKM_OK && rc != PGKM_DONE)
-			report_engine_error(rc, err);
+			pgkm_report_engine_error(rc, err);
 		if (c->setup_s == 0)
-			c->setup_s = seconds_since(c->started) - c->scan_s;
+			c->setup_s = seconds_into_call(c) - c->scan_s;
 		if (rc == PGKM_OK && progress_wanted())
 			report_progress(&p, args->n_init, &last_run, &last_iter);
 		if (rc == PGKM_DONE)
@@ -282,14 +225,10 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 		CHECK_FOR_INTERRUPTS();
 	}
 
-	c->iterate_s = seconds_since(c->started) - c->scan_s - c->setup_s;
+	c->iterate_s = seconds_into_call(c) - c->scan_s - c->setup_s;
 	rc = pgkm_run_result(holder->run, &c->result);
 	if (rc != PGKM_OK && rc != PGKM_DONE)
-		report_engine_error(rc, "no result after the run finished");
-
-	c->cluster_inertia = (double *) MemoryContextAllocZero(c->cxt,
-														   sizeof(double) * Max(c->result.k, 1));
-	memcpy(c->cluster_inertia, c->result.cluster_inertia, sizeof(double) * c->result.k);
+		pgkm_report_engine_error(rc, "no result after the run finished");
 
 	pgkm_report_fewer_clusters(&c->data, &c->result);
 	if (args->device == PGKM_DEVICE_AUTO && c->result.fallback_reason &&
@@ -317,7 +256,7 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 void
 pgkm_report_timing(const PgkmClustering *c, int64 rows_out)
 {
-	double		total = seconds_since(c->started);
+	double		total = seconds_into_call(c);
 
 	if (!progress_wanted())
 		return;
