@@ -5,12 +5,14 @@
  *
  *   build/bench/init_bench X.f32 n d k threads max_iter init seed [C.f64] [INIT.f64] [FINAL.f64]
  *
- * X.f32: n x d float32 rows; init: pp (k-means++), random, or given (C.f64
- * holds k x d fp64 centroids; pass "-" otherwise). Lloyd runs max_iter
+ * X.f32: n x d float32 rows; init: pp (k-means++), par (k-means||; its
+ * rounds and oversampling factor from PGKM_BENCH_KPAR="rounds,factor" when
+ * set), random, or given (C.f64 holds k x d fp64 centroids; pass "-" otherwise). Lloyd runs max_iter
  * iterations (tol 0, method lloyd, so every pass costs the same). Writes the
  * initial and the final centroids when named. Prints one JSON object: the
  * init time, each iteration's time (seconds), iterations, inertia, k.
  */
+#include "internal_hooks.h"
 #include "pgkm_engine.h"
 
 #include <cstdio>
@@ -45,7 +47,7 @@ main(int argc, char **argv)
 {
 	if (argc < 9)
 	{
-		fprintf(stderr, "usage: %s X.f32 n d k threads max_iter pp|random|given seed "
+		fprintf(stderr, "usage: %s X.f32 n d k threads max_iter pp|par|random|given seed "
 				"[C.f64|-] [INIT.f64] [FINAL.f64]\n", argv[0]);
 		return 2;
 	}
@@ -86,6 +88,13 @@ main(int argc, char **argv)
 		o.init = PGKM_INIT_RANDOM;
 	else if (strcmp(init, "pp") == 0)
 		o.init = PGKM_INIT_KMEANSPP;
+	else if (strcmp(init, "par") == 0)
+	{
+		o.init = PGKM_INIT_KMEANS_PARALLEL;
+		const char *kpar = getenv("PGKM_BENCH_KPAR");
+		if (kpar)
+			pgkm_internal_set_kmeans_parallel(atoi(kpar), strchr(kpar, ',') ? atof(strchr(kpar, ',') + 1) : 0);
+	}
 	else
 	{
 		fprintf(stderr, "unknown init %s\n", init);

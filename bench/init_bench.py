@@ -33,7 +33,7 @@ def parse_args():
     p.add_argument('--threads', type=int, default=2)
     p.add_argument('--seeds', default='0,1,2')
     p.add_argument('--iters', type=int, default=30, help='Lloyd iterations after the init')
-    p.add_argument('--inits', default='pp', help='our inits, comma-separated (pp, random)')
+    p.add_argument('--inits', default='pp', help='our inits, comma-separated: pp, par (k-means||), par:ROUNDS:FACTOR, random')
     p.add_argument('--shape', action='append', default=[], help='n,d,k (repeatable; default: the issue\'s)')
     p.add_argument('--no-sklearn', action='store_true')
     p.add_argument('--seed', type=int, default=7, help='data files (as cpu_libs_bench.py)')
@@ -46,9 +46,12 @@ def parse_args():
 
 def ours(a, xf, n, d, k, init, seed, given=None):
     tmp = os.path.join(a.data_dir, 'init_bench_%d' % os.getpid())
+    env = dict(os.environ)
+    if init.startswith('par:'):		# par:rounds:factor
+        env['PGKM_BENCH_KPAR'] = ','.join(init.split(':')[1:])
     cmd = [os.path.join(a.build_dir, 'bench', 'init_bench'), xf, str(n), str(d), str(k),
-           str(a.threads), str(a.iters), init, str(seed), given or '-', tmp + '.c0', tmp + '.c1']
-    r = subprocess.run(cmd, capture_output=True, text=True)
+           str(a.threads), str(a.iters), init.split(':')[0], str(seed), given or '-', tmp + '.c0', tmp + '.c1']
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         raise RuntimeError(r.stderr.strip())
     o = json.loads(r.stdout)

@@ -70,6 +70,27 @@ kpp_dists(const float *x, int32_t d, const int32_t *rows, int64_t cnt, const flo
 	}
 }
 
+/* The first row whose running weight (row order) reaches u times the total, among positive weights. */
+static int64_t
+weighted_row(const double *w, int64_t n, double u)
+{
+	double		total = 0;
+	for (int64_t i = 0; i < n; i++)
+		total += w[i];
+	const double r = u * total;
+	double		cum = 0;
+	int64_t		last = 0;
+	for (int64_t i = 0; i < n; i++)
+		if (w[i] > 0)
+		{
+			cum += w[i];
+			last = i;
+			if (cum >= r)
+				return i;
+		}
+	return last;
+}
+
 /* k-means++ skips rows proven unaffected (1, default) or computes all (0): a test hook. */
 static std::atomic<int32_t> kpp_pruning {1};
 
@@ -93,11 +114,17 @@ pgkm_internal_set_kpp_pruning(int32_t on)
  * min(D^2, dist) is D^2 without computing dist. Skipping is therefore exact:
  * the result is bit-identical with pruning off (test hook) and, with per-chunk
  * sums reduced in chunk order, for any thread count.
+ *
+ * weights (NULL: all 1) make it weighted k-means++, as k-means|| reduces its
+ * candidates: the first center is drawn with probability proportional to w,
+ * the others to w D^2, and the potential is the sum of w D^2.
  */
 int32_t
 kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, ThreadPool *pool,
-			 double *centroids, double *potential)
+			 double *centroids, double *potential, const double *weights)
 {
+	/* a row's weight multiplies its D^2 in every sum (1: the same doubles as unweighted) */
+	auto		wt = [weights](int64_t i) { return weights ? weights[i] : 1.0; };
 	const int64_t nchunks = (n + KPP_CHUNK - 1) / KPP_CHUNK;
 	const int	trials = 2 + (int) std::log((double) k);
 	const int32_t tp = (trials + 7) / 8 * 8;	/* candidate lanes */
@@ -172,9 +199,9 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 				int64_t		last = -1;
 				for (int64_t i = r0; i < r1; i++)
 				{
-					if (closest[i] <= 0)
+					if (closest[i] <= 0 || wt(i) <= 0)
 						continue;
-					cum += closest[i];
+					cum += wt(i) * closest[i];
 					last = i;
 					if (cum >= r)
 						return i;
@@ -184,7 +211,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			cum += csum[ch];
 		}
 		for (int64_t i = n - 1; i >= 0; i--)
-			if (closest[i] > 0)
+			if (closest[i] > 0 && wt(i) > 0)
 				return i;
 		return 0;
 	};
@@ -196,7 +223,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 	};
 
 	/* first center: every row's D^2 */
-	int64_t		first = rng.below(n);
+	int64_t		first = weights ? weighted_row(weights, n, rng.uniform()) : rng.below(n);
 	set_center(0, first);
 	load_candidate(0, first);
 	pool->parallel_for(nchunks, [&](int64_t ch, int w) {
@@ -211,7 +238,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 		{
 			closest[i] = dist[(size_t) (i - r0) * tp];
 			owner[i] = 0;
-			s += closest[i];
+			s += wt(i) * closest[i];
 		}
 		csum[ch] = s;
 	});
@@ -261,16 +288,17 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			for (int64_t i = r0; i < r1; i++)
 			{
 				const float ci = closest[i];
+				const double wi = wt(i);
 				if (li < list.size() && list[li] == i - r0)
 				{
 					const float *dr = dist + (size_t) (i - r0) * tp;
 					for (int t = 0; t < trials; t++)
-						sum[t] += std::min(ci, dr[t]);
+						sum[t] += wi * std::min(ci, dr[t]);
 					li++;
 				}
 				else
 					for (int t = 0; t < trials; t++)
-						sum[t] += ci;
+						sum[t] += wi * ci;
 			}
 			if (sum == acc)
 				std::copy(acc, acc + trials, &tpart[(size_t) ch * trials]);
@@ -297,7 +325,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 					}
 				}
 				closest[i] = v;
-				s += v;
+				s += wt(i) * v;
 			}
 			csum[ch] = s;
 		});

@@ -12,6 +12,7 @@
  */
 #include "engine_run.h"
 #include "internal_hooks.h"
+#include "kpp_reference.h"
 #include "rng.h"
 
 #include <gtest/gtest.h>
@@ -25,104 +26,6 @@ using namespace pgkm_test;
 
 namespace
 {
-
-struct KppReference
-{
-	std::vector<int64_t> rows;	/* chosen rows, in order */
-	double		potential = 0;
-};
-
-/*
- * k-means++ from its definition: first row uniform (rng.below(n)); then, while
- * fewer than k centers and some D^2 > 0, 2 + floor(ln k) candidates, each the
- * first row (in row order, among rows with D^2 > 0) whose running D^2 sum
- * reaches u * potential; keep the candidate whose potential is lowest (first
- * on ties). D^2 in fp64 from the float rows.
- */
-KppReference
-reference_kmeanspp(const std::vector<float> &x, int32_t d, int32_t k, uint64_t seed)
-{
-	const int64_t n = (int64_t) x.size() / d;
-	const int	trials = 2 + (int) std::log((double) k);
-	pgkm::SplitMix64 rng(seed);
-	auto		dist2 = [&](int64_t a, int64_t b) {
-		double		s = 0;
-		for (int32_t j = 0; j < d; j++)
-		{
-			double		t = (double) x[a * d + j] - (double) x[b * d + j];
-			s += t * t;
-		}
-		return s;
-	};
-	KppReference ref;
-	ref.rows.push_back(rng.below(n));
-	std::vector<double> closest(n);
-	for (int64_t i = 0; i < n; i++)
-		closest[i] = dist2(i, ref.rows[0]);
-	auto		total = [&](const std::vector<double> &v) {
-		double		s = 0;
-		for (double t : v)
-			s += t;
-		return s;
-	};
-	double		pot = total(closest);
-	while ((int32_t) ref.rows.size() < k && pot > 0)
-	{
-		std::vector<int64_t> cand;
-		for (int t = 0; t < trials; t++)
-		{
-			const double r = rng.uniform() * pot;
-			double		cum = 0;
-			int64_t		pick = -1;
-			for (int64_t i = 0; i < n && pick < 0; i++)
-				if (closest[i] > 0)
-				{
-					cum += closest[i];
-					if (cum >= r)
-						pick = i;
-				}
-			cand.push_back(pick);
-		}
-		int			best = 0;
-		double		best_pot = 0;
-		std::vector<double> best_closest;
-		for (int t = 0; t < trials; t++)
-		{
-			std::vector<double> c(closest);
-			for (int64_t i = 0; i < n; i++)
-				c[i] = std::min(c[i], dist2(i, cand[t]));
-			const double p = total(c);
-			if (t == 0 || p < best_pot)
-			{
-				best = t;
-				best_pot = p;
-				best_closest = c;
-			}
-		}
-		ref.rows.push_back(cand[best]);
-		closest = best_closest;
-		pot = best_pot;
-	}
-	ref.potential = pot;
-	return ref;
-}
-
-/* Integer rows in [-range, range]; each of `distinct` rows repeated to n rows, shuffled. */
-std::vector<float>
-integer_rows(int64_t n, int32_t d, int range, int64_t distinct, uint64_t seed)
-{
-	pgkm::SplitMix64 rng(seed);
-	std::vector<float> base((size_t) distinct * d);
-	for (float &v : base)
-		v = (float) (rng.below(2 * range + 1) - range);
-	std::vector<float> x((size_t) n * d);
-	for (int64_t i = 0; i < n; i++)
-	{
-		const int64_t s = i < distinct ? i : rng.below(distinct);
-		std::copy(&base[s * d], &base[(s + 1) * d], &x[i * d]);
-	}
-	return x;
-}
 
 /* The engine's k-means++ start (progress step 0) equals the reference's, row for row. */
 void
