@@ -10,6 +10,7 @@
  * Prints one JSON object: init and iteration times (seconds, each step), the
  * final assignment's time, iterations, inertia, converged.
  */
+#include "bench_run.h"
 #include "pgkm_engine.h"
 
 #include <cstdio>
@@ -65,40 +66,13 @@ main(int argc, char **argv)
 	o.tol = tol;
 	o.init = given ? PGKM_INIT_GIVEN : PGKM_INIT_KMEANSPP;
 	o.initial_centroids = given ? init.data() : nullptr;
-	char		err[512];
-	pgkm_run   *h = nullptr;
-	if (pgkm_run_create(x.data(), n, d, &o, nullptr, nullptr, &h, err, sizeof(err)) != PGKM_OK)
-	{
-		fprintf(stderr, "create: %s\n", err);
-		return 1;
-	}
 	std::vector<double> stamps;
-	for (;;)
-	{
-		pgkm_progress p;
-		int			st = pgkm_run_step(h, &p, err, sizeof(err));
-		if (st != PGKM_OK && st != PGKM_DONE)
-		{
-			fprintf(stderr, "step: %s\n", err);
-			pgkm_run_free(h);
-			return 1;
-		}
-		stamps.push_back(p.elapsed_s);
-		if (st == PGKM_DONE)
-			break;
-	}
 	pgkm_result r;
-	if (pgkm_run_result(h, &r) != PGKM_OK)
-	{
-		fprintf(stderr, "no result\n");
-		pgkm_run_free(h);
+	pgkm_run   *h = bench_run_to_end(x.data(), n, d, o, stamps, &r);
+	if (!h)
 		return 1;
-	}
-	/* step 0: statistics + init; steps 1..iterations: Lloyd; the last: final assignment */
-	printf("{\"init_s\": %.6f, \"iter_s\": [", stamps[0]);
-	for (size_t s = 1; s + 1 < stamps.size(); s++)
-		printf("%s%.6f", s > 1 ? ", " : "", stamps[s] - stamps[s - 1]);
-	printf("], \"final_s\": %.6f, \"total_s\": %.6f, \"iterations\": %d, \"inertia\": %.17g, "
+	bench_print_steps(stamps);
+	printf(", \"final_s\": %.6f, \"total_s\": %.6f, \"iterations\": %d, \"inertia\": %.17g, "
 		   "\"converged\": %d, \"k\": %d}\n",
 		   stamps.back() - stamps[stamps.size() - 2], r.elapsed_s, r.iterations, r.inertia,
 		   r.converged, r.k);

@@ -13,6 +13,7 @@
  * init time, each iteration's time (seconds), iterations, inertia, k.
  */
 #include "internal_hooks.h"
+#include "bench_run.h"
 #include "pgkm_engine.h"
 
 #include <cstdio>
@@ -100,40 +101,13 @@ main(int argc, char **argv)
 		fprintf(stderr, "unknown init %s\n", init);
 		return 2;
 	}
-	char		err[512];
-	pgkm_run   *h = nullptr;
-	if (pgkm_run_create(x.data(), n, d, &o, nullptr, nullptr, &h, err, sizeof(err)) != PGKM_OK)
-	{
-		fprintf(stderr, "create: %s\n", err);
-		return 1;
-	}
 	std::vector<double> stamps;
-	for (;;)
-	{
-		pgkm_progress p;
-		int			st = pgkm_run_step(h, &p, err, sizeof(err));
-		if (st != PGKM_OK && st != PGKM_DONE)
-		{
-			fprintf(stderr, "step: %s\n", err);
-			pgkm_run_free(h);
-			return 1;
-		}
-		stamps.push_back(p.elapsed_s);
-		if (st == PGKM_DONE)
-			break;
-	}
 	pgkm_result r;
-	if (pgkm_run_result(h, &r) != PGKM_OK)
-	{
-		fprintf(stderr, "no result\n");
-		pgkm_run_free(h);
+	pgkm_run   *h = bench_run_to_end(x.data(), n, d, o, stamps, &r);
+	if (!h)
 		return 1;
-	}
-	/* step 0: statistics + init; steps 1..iterations: Lloyd; the last: final assignment */
-	printf("{\"init_s\": %.6f, \"iter_s\": [", stamps[0]);
-	for (size_t s = 1; s + 1 < stamps.size(); s++)
-		printf("%s%.6f", s > 1 ? ", " : "", stamps[s] - stamps[s - 1]);
-	printf("], \"iterations\": %d, \"inertia\": %.17g, \"k\": %d}\n", r.iterations, r.inertia, r.k);
+	bench_print_steps(stamps);
+	printf(", \"iterations\": %d, \"inertia\": %.17g, \"k\": %d}\n", r.iterations, r.inertia, r.k);
 	const size_t kd = (size_t) r.k * d;
 	if ((argc > 10 && !write_doubles(argv[10], r.initial_centroids, kd)) ||
 		(argc > 11 && !write_doubles(argv[11], r.centroids, kd)))
