@@ -11,6 +11,20 @@
 #include <cstdio>
 #include <vector>
 
+/* count values of T from a binary file into v. */
+template <typename T>
+inline bool
+read_file(const char *path, std::vector<T> &v, size_t count)
+{
+	FILE	   *f = fopen(path, "rb");
+	if (!f)
+		return false;
+	v.resize(count);
+	size_t		got = fread(v.data(), sizeof(T), count, f);
+	fclose(f);
+	return got == count;
+}
+
 /*
  * Creates the run and steps it to the end; stamps[s] is the elapsed time
  * after step s (step 0: statistics + init; then one per Lloyd iteration; the

@@ -18,19 +18,6 @@
 #include <cstring>
 #include <vector>
 
-template <typename T>
-static bool
-read_file(const char *path, std::vector<T> &v, size_t count)
-{
-	FILE	   *f = fopen(path, "rb");
-	if (!f)
-		return false;
-	v.resize(count);
-	size_t		got = fread(v.data(), sizeof(T), count, f);
-	fclose(f);
-	return got == count;
-}
-
 int
 main(int argc, char **argv)
 {

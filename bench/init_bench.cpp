@@ -22,18 +22,6 @@
 #include <vector>
 
 static bool
-read_doubles(const char *path, std::vector<double> &v, size_t count)
-{
-	FILE	   *f = fopen(path, "rb");
-	if (!f)
-		return false;
-	v.resize(count);
-	size_t		got = fread(v.data(), sizeof(double), count, f);
-	fclose(f);
-	return got == count;
-}
-
-static bool
 write_doubles(const char *path, const double *v, size_t count)
 {
 	FILE	   *f = fopen(path, "wb");
@@ -57,14 +45,12 @@ main(int argc, char **argv)
 				max_iter = atoi(argv[6]);
 	const char *init = argv[7];
 	const uint64_t seed = strtoull(argv[8], nullptr, 10);
-	std::vector<float> x((size_t) n * d);
-	FILE	   *f = fopen(argv[1], "rb");
-	if (!f || fread(x.data(), sizeof(float), x.size(), f) != x.size())
+	std::vector<float> x;
+	if (!read_file(argv[1], x, (size_t) n * d))
 	{
 		fprintf(stderr, "cannot read %lld x %d floats from %s\n", (long long) n, d, argv[1]);
 		return 1;
 	}
-	fclose(f);
 	pgkm_options o;
 	pgkm_options_default(&o);
 	o.k = k;
@@ -77,7 +63,7 @@ main(int argc, char **argv)
 	std::vector<double> given;
 	if (strcmp(init, "given") == 0)
 	{
-		if (argc < 10 || !read_doubles(argv[9], given, (size_t) k * d))
+		if (argc < 10 || !read_file(argv[9], given, (size_t) k * d))
 		{
 			fprintf(stderr, "init given needs C.f64 with %d x %d doubles\n", k, d);
 			return 1;
