@@ -20,7 +20,8 @@
  *     then every row coincides with a centroid (result.k < k_requested).
  *     No empty cluster is ever returned.
  *   - progress.inertia of the init step is the k-means++ potential on the
- *     CPU, NaN where it is not computed (random, given, GPU k-means++).
+ *     CPU, NaN where it is not computed (random, given, k-means||, GPU
+ *     k-means++).
  */
 #include "driver.h"
 #include "cpu_assign.h"
