@@ -34,7 +34,7 @@ int32_t		kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t 
 						 const double *weights);
 
 /* k-means||'s default rounds and oversampling factor l / k (pgkm_internal_set_kmeans_parallel). */
-constexpr int KPAR_ROUNDS = 5;
+constexpr int KPAR_ROUNDS = 4;
 constexpr double KPAR_OVERSAMPLING = 0.5;
 
 /*

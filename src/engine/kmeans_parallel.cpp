@@ -25,6 +25,9 @@
 namespace pgkm
 {
 
+/* Rounds beyond the planned ones while there are fewer than k candidates. */
+static constexpr int KPAR_EXTRA_ROUNDS = 8;
+
 static std::atomic<int32_t> kpar_rounds {KPAR_ROUNDS};
 static std::atomic<double> kpar_oversampling {KPAR_OVERSAMPLING};
 
@@ -73,8 +76,26 @@ kmeans_parallel_init(const float *x, int64_t n, int32_t d, int32_t k, uint64_t s
 		}
 	};
 
-	add_batch({rng.below(n)});
-	for (int r = 0; r < rounds; r++)
+	/* the first candidate: a uniform row, its D^2 without a device pass */
+	const int64_t first = rng.below(n);
+	const int64_t chunk = 16384;
+	pool->parallel_for((n + chunk - 1) / chunk, [&](int64_t ch, int) {
+		const float *c = x + first * d;
+		for (int64_t i = ch * chunk; i < std::min(n, (ch + 1) * chunk); i++)
+		{
+			double		s = 0;
+			for (int32_t j = 0; j < d; j++)
+			{
+				const double t = (double) x[i * d + j] - (double) c[j];
+				s += t * t;
+			}
+			dmin[i] = s;
+			owner[i] = 0;
+		}
+	});
+	cand.push_back(first);
+	/* rounds more while fewer than k candidates (small data), as long as rows remain apart */
+	for (int r = 0; r < rounds || ((int64_t) cand.size() < k && r < rounds + KPAR_EXTRA_ROUNDS); r++)
 	{
 		pool->poll();
 		double		psi = 0;

@@ -136,13 +136,17 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 	std::vector<double> tpart((size_t) nchunks * trials);
 	std::vector<float> cand((size_t) trials * d), ct((size_t) d * tp, 0.0f);
 	std::vector<float> cf((size_t) k * d);	/* centers so far, float rows */
-	std::vector<double> cc((size_t) trials * k);	/* ||candidate t - center j||^2 */
-	std::vector<double> mincc(k);	/* min over candidates */
+	std::vector<float> cc((size_t) k * tp);	/* ||center j - candidate t||^2 at [j * tp + t] */
+	std::vector<float> mincc(k);	/* min over candidates */
+	std::vector<int32_t> center_ids(k);
+	for (int32_t c = 0; c < k; c++)
+		center_ids[c] = c;
 
 	/*
 	 * Skip test: a bound of the candidate-center distance^2 far enough above
-	 * D^2. Both float sums carry a relative error below delta = (d + 3) u
-	 * (u = 2^-24); m = 8 delta + 1e-6 covers both with room to spare.
+	 * D^2. The three float sums (D^2, the candidate's distance, the
+	 * candidate-center distance) carry a relative error below delta = (d + 3)
+	 * u (u = 2^-24); m = 8 delta + 1e-6 covers them with room to spare.
 	 */
 	const bool	prune = kpp_pruning.load(std::memory_order_relaxed) != 0;
 	const double thr = 4.0 * (1.0 + 8.0 * (d + 3) * 0x1p-24 + 1e-6);
@@ -252,25 +256,13 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			ids[t] = sample(rng.uniform() * pot);
 			load_candidate(t, ids[t]);
 		}
-		/* candidate-center distances (fp64) and their minimum per center */
-		const int64_t cblk = 64;
+		/* candidate-center distances (SIMD, only ever compared with a margin) and their minimum */
+		const int64_t cblk = 256;
 		pool->parallel_for((found + cblk - 1) / cblk, [&](int64_t b, int) {
-			for (int64_t c = b * cblk; c < std::min<int64_t>(found, (b + 1) * cblk); c++)
-			{
-				double		mn = std::numeric_limits<double>::infinity();
-				for (int t = 0; t < trials; t++)
-				{
-					double		s = 0;
-					for (int32_t j = 0; j < d; j++)
-					{
-						double		v = (double) cand[(size_t) t * d + j] - (double) cf[(size_t) c * d + j];
-						s += v * v;
-					}
-					cc[(size_t) t * k + c] = s;
-					mn = std::min(mn, s);
-				}
-				mincc[c] = mn;
-			}
+			const int64_t c0 = b * cblk, c1 = std::min<int64_t>(found, c0 + cblk);
+			kpp_dists(cf.data(), d, center_ids.data() + c0, c1 - c0, ct.data(), tp, cc.data());
+			for (int64_t c = c0; c < c1; c++)
+				mincc[c] = *std::min_element(&cc[(size_t) c * tp], &cc[(size_t) c * tp] + trials);
 		});
 		/* potential with each candidate added, per chunk in row order */
 		pool->parallel_for(nchunks, [&](int64_t ch, int w) {
@@ -306,7 +298,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 		const int	best = best_trial(tpart.data(), nchunks, trials);
 		set_center(found, ids[best]);
 		/* closest = min(closest, D^2 to the winner); rows it cannot reach keep theirs */
-		const double *ccb = cc.data() + (size_t) best * k;
+		const float *ccb = cc.data() + best;
 		const float *cb = cand.data() + (size_t) best * d;
 		pool->parallel_for(nchunks, [&](int64_t ch, int) {
 			int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
@@ -314,7 +306,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			for (int64_t i = r0; i < r1; i++)
 			{
 				float		v = closest[i];
-				if (!unaffected(ccb[owner[i]], i))
+				if (!unaffected(ccb[(size_t) owner[i] * tp], i))
 				{
 					float		db = keep_trials ? tdist[(size_t) i * tp + best]
 						: sqdist_f(x + i * d, cb, d);

@@ -30,7 +30,8 @@ namespace
 /*
  * k-means|| from its definition: a uniform first row; per round, with
  * psi the sum of D^2, each row in order drawn when u psi < l D^2 (u uniform);
- * D^2 and the closest candidate (the first on ties) updated to the batch;
+ * D^2 and the closest candidate (the first on ties) updated to the batch; up
+ * to 8 rounds more while there are fewer than k candidates;
  * then each candidate weighted by its rows and the weighted greedy k-means++
  * (seeded by the stream's next value) picks min(k, candidates) of them.
  */
@@ -59,7 +60,7 @@ reference_kmeans_parallel(const std::vector<float> &x, int32_t d, int32_t k, uin
 		}
 	};
 	add({rng.below(n)});
-	for (int r = 0; r < rounds; r++)
+	for (int r = 0; r < rounds || ((int64_t) cand.size() < k && r < rounds + 8); r++)
 	{
 		double		psi = 0;
 		for (double v : dmin)
