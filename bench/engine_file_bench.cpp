@@ -11,6 +11,7 @@
  * final assignment's time, iterations, inertia, converged, and the share of
  * row assignments the Lloyd kernels left to fp64 (rows_rechecked).
  */
+#include "bench_run.h"
 #include "internal_hooks.h"
 #include "pgkm_engine.h"
 
@@ -18,19 +19,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-
-template <typename T>
-static bool
-read_file(const char *path, std::vector<T> &v, size_t count)
-{
-	FILE	   *f = fopen(path, "rb");
-	if (!f)
-		return false;
-	v.resize(count);
-	size_t		got = fread(v.data(), sizeof(T), count, f);
-	fclose(f);
-	return got == count;
-}
 
 int
 main(int argc, char **argv)
@@ -67,43 +55,16 @@ main(int argc, char **argv)
 	o.tol = tol;
 	o.init = given ? PGKM_INIT_GIVEN : PGKM_INIT_KMEANSPP;
 	o.initial_centroids = given ? init.data() : nullptr;
-	char		err[512];
-	pgkm_run   *h = nullptr;
-	if (pgkm_run_create(x.data(), n, d, &o, nullptr, nullptr, &h, err, sizeof(err)) != PGKM_OK)
-	{
-		fprintf(stderr, "create: %s\n", err);
-		return 1;
-	}
 	std::vector<double> stamps;
 	int64_t		seen = 0, rechecked = 0;
 	pgkm_internal_label_rechecks(&seen, &rechecked);	/* from here on */
-	for (;;)
-	{
-		pgkm_progress p;
-		int			st = pgkm_run_step(h, &p, err, sizeof(err));
-		if (st != PGKM_OK && st != PGKM_DONE)
-		{
-			fprintf(stderr, "step: %s\n", err);
-			pgkm_run_free(h);
-			return 1;
-		}
-		stamps.push_back(p.elapsed_s);
-		if (st == PGKM_DONE)
-			break;
-	}
-	pgkm_internal_label_rechecks(&seen, &rechecked);
 	pgkm_result r;
-	if (pgkm_run_result(h, &r) != PGKM_OK)
-	{
-		fprintf(stderr, "no result\n");
-		pgkm_run_free(h);
+	pgkm_run   *h = bench_run_to_end(x.data(), n, d, o, stamps, &r);
+	if (!h)
 		return 1;
-	}
-	/* step 0: statistics + init; steps 1..iterations: Lloyd; the last: final assignment */
-	printf("{\"init_s\": %.6f, \"iter_s\": [", stamps[0]);
-	for (size_t s = 1; s + 1 < stamps.size(); s++)
-		printf("%s%.6f", s > 1 ? ", " : "", stamps[s] - stamps[s - 1]);
-	printf("], \"final_s\": %.6f, \"total_s\": %.6f, \"iterations\": %d, \"inertia\": %.17g, "
+	pgkm_internal_label_rechecks(&seen, &rechecked);
+	bench_print_steps(stamps);
+	printf(", \"final_s\": %.6f, \"total_s\": %.6f, \"iterations\": %d, \"inertia\": %.17g, "
 		   "\"converged\": %d, \"k\": %d, \"rows_rechecked\": %.6f}\n",
 		   stamps.back() - stamps[stamps.size() - 2], r.elapsed_s, r.iterations, r.inertia,
 		   r.converged, r.k, seen > 0 ? (double) rechecked / seen : 0.0);

@@ -11,6 +11,7 @@
 #include "driver.h"
 #include "errors.h"
 #include "gpu_plugin.h"
+#include "init.h"
 #include "kernel_kmeans.h"
 #include "nearest.h"
 #include "thread_pool.h"
@@ -75,7 +76,8 @@ validate_options(int64_t n, int32_t d, const pgkm_options *opt)
 		throw EngineError(PGKM_ERR_INVALID, fmt("tol must be a finite number >= 0 (got %g)", opt->tol));
 	if (opt->n_init < 1)
 		throw EngineError(PGKM_ERR_INVALID, fmt("n_init must be at least 1 (got %d)", opt->n_init));
-	if (opt->init != PGKM_INIT_KMEANSPP && opt->init != PGKM_INIT_RANDOM && opt->init != PGKM_INIT_GIVEN)
+	if (opt->init != PGKM_INIT_KMEANSPP && opt->init != PGKM_INIT_RANDOM && opt->init != PGKM_INIT_GIVEN &&
+		opt->init != PGKM_INIT_KMEANS_PARALLEL)
 		throw EngineError(PGKM_ERR_INVALID, fmt("unknown init method %d", opt->init));
 	if (opt->init == PGKM_INIT_GIVEN && opt->method != PGKM_METHOD_KERNEL && !opt->initial_centroids)
 		throw EngineError(PGKM_ERR_INVALID, "init GIVEN needs initial_centroids");
@@ -174,6 +176,12 @@ pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
 		else
 			b += threads * 1024 * trials * 4;
 		b += threads * 1024 * 4;	/* per-thread row lists */
+	}
+	else if (opt->init == PGKM_INIT_KMEANS_PARALLEL)
+	{
+		const double cand = 1 + 2 * KPAR_ROUNDS * KPAR_OVERSAMPLING * k;	/* candidates, with room */
+		b += dn * (8 + 4 + 4 + 8 + 4);	/* D^2, owner; a pass's labels, distances, device labels */
+		b += cand * (dd * 4 + 4 * 4 + 8 * 3);	/* candidate rows, their k-means++ state and weights */
 	}
 	const double rows = (double) assign_chunk_rows(d, (int32_t) k);
 	const double block_rows = 32;	/* the widest kernel's rows per block */

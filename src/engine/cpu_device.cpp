@@ -72,7 +72,7 @@ public:
 
 	int32_t		kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potential) override
 	{
-		int32_t		found = kmeanspp_cpu(x_, n_, d_, k, seed, pool_, centroids, potential);
+		int32_t		found = kmeanspp_cpu(x_, n_, d_, k, seed, pool_, centroids, potential, nullptr);
 		set_centroids(centroids, found);
 		return found;
 	}

@@ -20,7 +20,8 @@
  *     then every row coincides with a centroid (result.k < k_requested).
  *     No empty cluster is ever returned.
  *   - progress.inertia of the init step is the k-means++ potential on the
- *     CPU, NaN where it is not computed (random, given, GPU k-means++).
+ *     CPU, NaN where it is not computed (random, given, k-means||, GPU
+ *     k-means++).
  */
 #include "driver.h"
 #include "cpu_assign.h"
@@ -78,6 +79,7 @@ pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt
 	opt_.gpu_plugin_path = nullptr;	/* not kept: the caller's string may go away */
 	pool_.reset(new ThreadPool(useful_threads(opt.n_threads, n, d, opt.k), interrupt, interrupt_ctx));
 	DataStats	stats = data_statistics(x, n, d, pool_.get());
+	mean_ = stats.mean;
 	tol_scaled_ = opt.tol == 0 ? 0 : stats.mean_var * opt.tol;
 	data_scale_ = stats.mean_var > 0 ? std::sqrt(stats.mean_var) : 1.0;
 	choose_device(opt.gpu_plugin_path);
@@ -296,6 +298,10 @@ pgkm_run::step_init(pgkm_progress *progress)
 			break;
 		case PGKM_INIT_RANDOM:
 			k = random_init(x_, n_, d_, opt_.k, seed, pool_.get(), centers);
+			device_->set_centroids(centers, k);
+			break;
+		case PGKM_INIT_KMEANS_PARALLEL:
+			k = kmeans_parallel_init(x_, n_, d_, opt_.k, seed, mean_.data(), pool_.get(), centers);
 			device_->set_centroids(centers, k);
 			break;
 		default:

@@ -79,6 +79,7 @@ private:
 	pgkm_interrupt_fn interrupt_;
 	void	   *interrupt_ctx_;
 	pgkm::Units units_;			/* the caller's units: results are converted back */
+	std::vector<double> mean_;	/* the column means (k-means|| passes) */
 	std::vector<double> given_;	/* INIT_GIVEN centroids, in the engine's units */
 	pgkm::Stopwatch clock_;
 

@@ -2,7 +2,8 @@
  * init.h: the initial centroids computed on the host. Random init works on
  * the host for every device (the driver hands its rows to the device);
  * k-means++ is a device operation (Device::kmeanspp): the CPU device's is
- * here, the GPU's lives in the CUDA plugin; and the k-means++ trial pick
+ * here, the GPU's lives in the CUDA plugin; k-means|| runs on the host with
+ * CPU device passes for every device; and the k-means++ trial pick
  * that the CPU and feature-space k-means++ share.
  */
 #ifndef PGKM_INIT_H
@@ -25,10 +26,24 @@ int32_t		random_init(const float *x, int64_t n, int32_t d, int32_t k, uint64_t s
 
 /*
  * Greedy k-means++ on the CPU (scikit-learn's variant): writes the centers
- * (k x d fp64) and the final potential, returns the number found.
+ * (k x d fp64) and the final potential, returns the number found. weights
+ * (n values >= 0, or NULL for all 1) weight each row's D^2.
  */
 int32_t		kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed,
-						 ThreadPool *pool, double *centers, double *potential);
+						 ThreadPool *pool, double *centers, double *potential,
+						 const double *weights);
+
+/* k-means||'s default rounds and oversampling factor l / k (pgkm_internal_set_kmeans_parallel). */
+constexpr int KPAR_ROUNDS = 4;
+constexpr double KPAR_OVERSAMPLING = 0.5;
+
+/*
+ * k-means|| (Bahmani et al.) on the host: writes up to k centers (k x d
+ * fp64, distinct rows of x), returns how many. mean: the column means (for
+ * the CPU device's nearest-centroid passes).
+ */
+int32_t		kmeans_parallel_init(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed,
+								 const double *mean, ThreadPool *pool, double *centers);
 
 /*
  * Greedy k-means++'s pick among trials candidates: the one whose potential,

@@ -17,6 +17,9 @@ int32_t		pgkm_internal_set_gemm_min_d(int32_t d);
 /* k-means++ row skipping on (1, default) or off (0). */
 int32_t		pgkm_internal_set_kpp_pruning(int32_t on);
 
+/* k-means||'s rounds and oversampling factor l / k (0 and 0: the defaults); returns the previous rounds. */
+int32_t		pgkm_internal_set_kmeans_parallel(int32_t rounds, double oversampling);
+
 /* Instruction set of the CPU kernels: -1 the best the CPU runs (default), 0 portable, 1 AVX2, 2 AVX-512. */
 int32_t		pgkm_internal_set_isa(int32_t isa);
 

@@ -33,6 +33,8 @@ validate_kernel_options(int64_t n, int32_t d, const pgkm_options &o)
 		throw EngineError(PGKM_ERR_INVALID, fmt("unknown kernel_matrix %d", o.kernel_matrix));
 	if (o.memory_limit < 0)
 		throw EngineError(PGKM_ERR_INVALID, "memory_limit must be >= 0");
+	if (o.init == PGKM_INIT_KMEANS_PARALLEL)
+		throw EngineError(PGKM_ERR_INVALID, "kernel k-means takes init k-means++, random or given, not k-means||");
 	if (o.init == PGKM_INIT_GIVEN && !o.initial_labels)
 		throw EngineError(PGKM_ERR_INVALID, "kernel k-means with init GIVEN needs initial_labels");
 	if (o.shift && KernelParams::from_options(o, d).needs_origin())

@@ -70,6 +70,27 @@ kpp_dists(const float *x, int32_t d, const int32_t *rows, int64_t cnt, const flo
 	}
 }
 
+/* The first row whose running weight (row order) reaches u times the total, among positive weights. */
+static int64_t
+weighted_row(const double *w, int64_t n, double u)
+{
+	double		total = 0;
+	for (int64_t i = 0; i < n; i++)
+		total += w[i];
+	const double r = u * total;
+	double		cum = 0;
+	int64_t		last = 0;
+	for (int64_t i = 0; i < n; i++)
+		if (w[i] > 0)
+		{
+			cum += w[i];
+			last = i;
+			if (cum >= r)
+				return i;
+		}
+	return last;
+}
+
 /* k-means++ skips rows proven unaffected (1, default) or computes all (0): a test hook. */
 static std::atomic<int32_t> kpp_pruning {1};
 
@@ -93,11 +114,17 @@ pgkm_internal_set_kpp_pruning(int32_t on)
  * min(D^2, dist) is D^2 without computing dist. Skipping is therefore exact:
  * the result is bit-identical with pruning off (test hook) and, with per-chunk
  * sums reduced in chunk order, for any thread count.
+ *
+ * weights (NULL: all 1) make it weighted k-means++, as k-means|| reduces its
+ * candidates: the first center is drawn with probability proportional to w,
+ * the others to w D^2, and the potential is the sum of w D^2.
  */
 int32_t
 kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, ThreadPool *pool,
-			 double *centroids, double *potential)
+			 double *centroids, double *potential, const double *weights)
 {
+	/* a row's weight multiplies its D^2 in every sum (1: the same doubles as unweighted) */
+	auto		wt = [weights](int64_t i) { return weights ? weights[i] : 1.0; };
 	const int64_t nchunks = (n + KPP_CHUNK - 1) / KPP_CHUNK;
 	const int	trials = 2 + (int) std::log((double) k);
 	const int32_t tp = (trials + 7) / 8 * 8;	/* candidate lanes */
@@ -109,13 +136,17 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 	std::vector<double> tpart((size_t) nchunks * trials);
 	std::vector<float> cand((size_t) trials * d), ct((size_t) d * tp, 0.0f);
 	std::vector<float> cf((size_t) k * d);	/* centers so far, float rows */
-	std::vector<double> cc((size_t) trials * k);	/* ||candidate t - center j||^2 */
-	std::vector<double> mincc(k);	/* min over candidates */
+	std::vector<float> cc((size_t) k * tp);	/* ||center j - candidate t||^2 at [j * tp + t] */
+	std::vector<float> mincc(k);	/* min over candidates */
+	std::vector<int32_t> center_ids(k);
+	for (int32_t c = 0; c < k; c++)
+		center_ids[c] = c;
 
 	/*
 	 * Skip test: a bound of the candidate-center distance^2 far enough above
-	 * D^2. Both float sums carry a relative error below delta = (d + 3) u
-	 * (u = 2^-24); m = 8 delta + 1e-6 covers both with room to spare.
+	 * D^2. The three float sums (D^2, the candidate's distance, the
+	 * candidate-center distance) carry a relative error below delta = (d + 3)
+	 * u (u = 2^-24); m = 8 delta + 1e-6 covers them with room to spare.
 	 */
 	const bool	prune = kpp_pruning.load(std::memory_order_relaxed) != 0;
 	const double thr = 4.0 * (1.0 + 8.0 * (d + 3) * 0x1p-24 + 1e-6);
@@ -172,9 +203,9 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 				int64_t		last = -1;
 				for (int64_t i = r0; i < r1; i++)
 				{
-					if (closest[i] <= 0)
+					if (closest[i] <= 0 || wt(i) <= 0)
 						continue;
-					cum += closest[i];
+					cum += wt(i) * closest[i];
 					last = i;
 					if (cum >= r)
 						return i;
@@ -184,7 +215,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			cum += csum[ch];
 		}
 		for (int64_t i = n - 1; i >= 0; i--)
-			if (closest[i] > 0)
+			if (closest[i] > 0 && wt(i) > 0)
 				return i;
 		return 0;
 	};
@@ -196,7 +227,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 	};
 
 	/* first center: every row's D^2 */
-	int64_t		first = rng.below(n);
+	int64_t		first = weights ? weighted_row(weights, n, rng.uniform()) : rng.below(n);
 	set_center(0, first);
 	load_candidate(0, first);
 	pool->parallel_for(nchunks, [&](int64_t ch, int w) {
@@ -211,7 +242,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 		{
 			closest[i] = dist[(size_t) (i - r0) * tp];
 			owner[i] = 0;
-			s += closest[i];
+			s += wt(i) * closest[i];
 		}
 		csum[ch] = s;
 	});
@@ -225,25 +256,13 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			ids[t] = sample(rng.uniform() * pot);
 			load_candidate(t, ids[t]);
 		}
-		/* candidate-center distances (fp64) and their minimum per center */
-		const int64_t cblk = 64;
+		/* candidate-center distances (SIMD, only ever compared with a margin) and their minimum */
+		const int64_t cblk = 256;
 		pool->parallel_for((found + cblk - 1) / cblk, [&](int64_t b, int) {
-			for (int64_t c = b * cblk; c < std::min<int64_t>(found, (b + 1) * cblk); c++)
-			{
-				double		mn = std::numeric_limits<double>::infinity();
-				for (int t = 0; t < trials; t++)
-				{
-					double		s = 0;
-					for (int32_t j = 0; j < d; j++)
-					{
-						double		v = (double) cand[(size_t) t * d + j] - (double) cf[(size_t) c * d + j];
-						s += v * v;
-					}
-					cc[(size_t) t * k + c] = s;
-					mn = std::min(mn, s);
-				}
-				mincc[c] = mn;
-			}
+			const int64_t c0 = b * cblk, c1 = std::min<int64_t>(found, c0 + cblk);
+			kpp_dists(cf.data(), d, center_ids.data() + c0, c1 - c0, ct.data(), tp, cc.data());
+			for (int64_t c = c0; c < c1; c++)
+				mincc[c] = *std::min_element(&cc[(size_t) c * tp], &cc[(size_t) c * tp] + trials);
 		});
 		/* potential with each candidate added, per chunk in row order */
 		pool->parallel_for(nchunks, [&](int64_t ch, int w) {
@@ -261,16 +280,17 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			for (int64_t i = r0; i < r1; i++)
 			{
 				const float ci = closest[i];
+				const double wi = wt(i);
 				if (li < list.size() && list[li] == i - r0)
 				{
 					const float *dr = dist + (size_t) (i - r0) * tp;
 					for (int t = 0; t < trials; t++)
-						sum[t] += std::min(ci, dr[t]);
+						sum[t] += wi * std::min(ci, dr[t]);
 					li++;
 				}
 				else
 					for (int t = 0; t < trials; t++)
-						sum[t] += ci;
+						sum[t] += wi * ci;
 			}
 			if (sum == acc)
 				std::copy(acc, acc + trials, &tpart[(size_t) ch * trials]);
@@ -278,7 +298,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 		const int	best = best_trial(tpart.data(), nchunks, trials);
 		set_center(found, ids[best]);
 		/* closest = min(closest, D^2 to the winner); rows it cannot reach keep theirs */
-		const double *ccb = cc.data() + (size_t) best * k;
+		const float *ccb = cc.data() + best;
 		const float *cb = cand.data() + (size_t) best * d;
 		pool->parallel_for(nchunks, [&](int64_t ch, int) {
 			int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
@@ -286,7 +306,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			for (int64_t i = r0; i < r1; i++)
 			{
 				float		v = closest[i];
-				if (!unaffected(ccb[owner[i]], i))
+				if (!unaffected(ccb[(size_t) owner[i] * tp], i))
 				{
 					float		db = keep_trials ? tdist[(size_t) i * tp + best]
 						: sqdist_f(x + i * d, cb, d);
@@ -297,7 +317,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 					}
 				}
 				closest[i] = v;
-				s += v;
+				s += wt(i) * v;
 			}
 			csum[ch] = s;
 		});

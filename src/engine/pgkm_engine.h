@@ -42,7 +42,11 @@ typedef enum pgkm_init_method
 {
 	PGKM_INIT_KMEANSPP = 0,		/* greedy k-means++ (sklearn's variant) */
 	PGKM_INIT_RANDOM = 1,		/* k distinct rows chosen uniformly */
-	PGKM_INIT_GIVEN = 2			/* options.initial_centroids */
+	PGKM_INIT_GIVEN = 2,		/* options.initial_centroids */
+	PGKM_INIT_KMEANS_PARALLEL = 3	/* k-means|| (Bahmani et al.): a few rounds
+									 * of sampled batches, reduced to k by
+									 * weighted greedy k-means++ (not for
+									 * method KERNEL) */
 } pgkm_init_method;
 
 typedef enum pgkm_device

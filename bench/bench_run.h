@@ -1,0 +1,78 @@
+/*
+ * bench_run.h: a CPU engine run stepped to its end with the time of each
+ * step, shared by the benchmarks that time the engine on rows from a file
+ * (engine_file_bench, init_bench). Header-only.
+ */
+#ifndef PGKM_BENCH_RUN_H
+#define PGKM_BENCH_RUN_H
+
+#include "pgkm_engine.h"
+
+#include <cstdio>
+#include <vector>
+
+/* count values of T from a binary file into v. */
+template <typename T>
+inline bool
+read_file(const char *path, std::vector<T> &v, size_t count)
+{
+	FILE	   *f = fopen(path, "rb");
+	if (!f)
+		return false;
+	v.resize(count);
+	size_t		got = fread(v.data(), sizeof(T), count, f);
+	fclose(f);
+	return got == count;
+}
+
+/*
+ * Creates the run and steps it to the end; stamps[s] is the elapsed time
+ * after step s (step 0: statistics + init; then one per Lloyd iteration; the
+ * last: the final assignment). Returns the run with its result in *r, or
+ * NULL after printing why.
+ */
+inline pgkm_run *
+bench_run_to_end(const float *x, int64_t n, int32_t d, const pgkm_options &o,
+				 std::vector<double> &stamps, pgkm_result *r)
+{
+	char		err[512];
+	pgkm_run   *h = nullptr;
+	if (pgkm_run_create(x, n, d, &o, nullptr, nullptr, &h, err, sizeof(err)) != PGKM_OK)
+	{
+		fprintf(stderr, "create: %s\n", err);
+		return nullptr;
+	}
+	for (;;)
+	{
+		pgkm_progress p;
+		int			st = pgkm_run_step(h, &p, err, sizeof(err));
+		if (st != PGKM_OK && st != PGKM_DONE)
+		{
+			fprintf(stderr, "step: %s\n", err);
+			pgkm_run_free(h);
+			return nullptr;
+		}
+		stamps.push_back(p.elapsed_s);
+		if (st == PGKM_DONE)
+			break;
+	}
+	if (pgkm_run_result(h, r) != PGKM_OK)
+	{
+		fprintf(stderr, "no result\n");
+		pgkm_run_free(h);
+		return nullptr;
+	}
+	return h;
+}
+
+/* Opens the JSON object: "init_s" and each iteration's "iter_s" (seconds). */
+inline void
+bench_print_steps(const std::vector<double> &stamps)
+{
+	printf("{\"init_s\": %.6f, \"iter_s\": [", stamps[0]);
+	for (size_t s = 1; s + 1 < stamps.size(); s++)
+		printf("%s%.6f", s > 1 ? ", " : "", stamps[s] - stamps[s - 1]);
+	printf("]");
+}
+
+#endif							/* PGKM_BENCH_RUN_H */
