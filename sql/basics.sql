@@ -73,6 +73,17 @@ FROM unnest(ARRAY['k-means++', 'kmeans++', 'KMEANS++', 'k_means++', 'k means ++'
               SELECT * FROM kmeans('two_groups', ARRAY['x', 'y'], 3, seed => 5, device => 'cpu')) s
 GROUP BY spelling ORDER BY spelling COLLATE "C";
 SELECT count(*) FROM kmeans('two_groups', ARRAY['x', 'y'], 2, init => 'Random', method => ' lloyd ', device => 'AUTO');
+-- k-means|| (Bahmani et al.): candidates drawn in a few rounds, reduced to k by
+-- weighted k-means++; on nine separated groups both inits find every group.
+CREATE TABLE nine_groups AS
+SELECT i, (i % 9) / 3 * 100 + (i * 37 % 11) * 0.1 AS x, (i % 3) * 100 + (i * 53 % 13) * 0.1 AS y
+FROM generate_series(1, 900) i;
+SELECT init, count(*) AS clusters, min(size), max(size)
+FROM unnest(ARRAY['k-means||', 'KMeans||', 'k-means++']) init,
+     LATERAL kmeans_centroids('nine_groups', ARRAY['x', 'y'], 9, init => init, seed => 4, device => 'cpu')
+GROUP BY init ORDER BY init COLLATE "C";
+SELECT count(*) AS rows, count(DISTINCT cluster) AS clusters
+FROM kmeans('nine_groups', ARRAY['x', 'y'], 9, init => 'k-means||', seed => 4);
 -- max_iter = 1 still returns a complete labelling.
 SELECT count(*), count(DISTINCT cluster) FROM kmeans('two_groups', ARRAY['x', 'y'], 2, max_iter => 1);
 
@@ -139,6 +150,6 @@ DROP TABLE one_thread;
 SELECT name, setting, unit, context FROM pg_settings WHERE name LIKE 'pg\_kmeans.%' ORDER BY name;
 
 DROP MATERIALIZED VIEW mv;
-DROP TABLE two_groups, with_nulls, dups, typed, vecs;
+DROP TABLE two_groups, nine_groups, with_nulls, dups, typed, vecs;
 DROP DOMAIN positive_int;
 DROP FUNCTION round_vec(float8[], int);

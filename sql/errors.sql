@@ -25,8 +25,8 @@ SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, tol => -1);
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, tol => 'NaN');
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, n_init => 0);
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, method => 'minibatch');
-SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, init => 'kmeans||');
-SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, init => 'k-means||');  -- another algorithm, not a spelling
+SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, init => 'kmeans|');
+SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, method => 'kernel', init => 'k-means||');
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, init => 'k-means+');
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, device => '');
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, device => 'tpu');

@@ -29,7 +29,8 @@ static const NamedValue kernels[] = {
 	{NULL, 0, NULL}};
 static const NamedValue inits[] = {
 	{"k-means++", PGKM_INIT_KMEANSPP, "kmeanspp"},
-	{"random", PGKM_INIT_RANDOM, NULL}, {NULL, 0, NULL}};
+	{"random", PGKM_INIT_RANDOM, NULL},
+	{"k-means||", PGKM_INIT_KMEANS_PARALLEL, "kmeansparallel"}, {NULL, 0, NULL}};
 static const NamedValue devices[] = {
 	{"auto", PGKM_DEVICE_AUTO, NULL}, {"cpu", PGKM_DEVICE_CPU, NULL},
 	{"gpu", PGKM_DEVICE_GPU, "cuda"}, {NULL, 0, NULL}};
@@ -60,7 +61,7 @@ method_table(void)
  * The spelling of an option value, for comparison: ASCII lower case, with
  * '-', '_' and white space dropped, so that K-Means++, k_means++, kmeans++
  * and 'k means ++' are one value. Every other character counts, so
- * k-means|| (a different algorithm) stays unknown.
+ * k-means+ is not k-means++ and k-means| not k-means||.
  */
 static char *
 normalize(const char *given)
@@ -298,6 +299,12 @@ pgkm_parse_args(FunctionCallInfo fcinfo, int first, PgkmArgs *args)
 		args->device = dv->value;
 		args->device_name = dv->name;
 	}
+	if (args->method == PGKM_METHOD_KERNEL && args->init == PGKM_INIT_KMEANS_PARALLEL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("init k-means|| does not apply to method kernel"),
+				 errdetail("k-means|| draws its candidates by distances in the input space."),
+				 errhint("Use init => 'k-means++' (in the kernel's feature space) or 'random'.")));
 	parse_kernel_args(fcinfo, first, args);
 }
 
