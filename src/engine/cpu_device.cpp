@@ -11,14 +11,15 @@
  * bit-identical results.
  *
  * Distances: the method finds the exact label (exact_distance.h); the
- * distance to the chosen centroid is sqdist_exact, which is what inertia and
- * distances use.
+ * distance to the chosen centroid is sqdist_exact's, bit for bit
+ * (row_distance.h), which is what inertia and distances use.
  */
 #include "cpu_assign.h"
 #include "device.h"
 #include "errors.h"
 #include "exact_distance.h"
 #include "init.h"
+#include "row_distance.h"
 #include "thread_pool.h"
 
 #include <algorithm>
@@ -68,6 +69,7 @@ public:
 		worker_sizes_.assign((size_t) pool->size() * sizes_stride_, 0);
 		worker_moved_.assign((size_t) pool->size() * 16, 0);
 		worker_nearest_.resize(pool->size());
+		worker_dist_.resize(pool->size());
 	}
 
 	int32_t		kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potential) override
@@ -113,6 +115,7 @@ private:
 	int64_t		sizes_stride_;	/* kmax_ padded: workers' counts never share a cache line */
 	std::vector<int64_t> worker_moved_;
 	std::vector<std::vector<int32_t>> worker_nearest_;	/* a chunk's labels */
+	std::vector<std::vector<double>> worker_dist_;	/* a chunk's distances when dist2 is null */
 	AssignCounts counts_;		/* of the last pass */
 	std::vector<int32_t> update_rows_;	/* update: per worker, a block's rows of its part */
 };
@@ -129,9 +132,8 @@ CpuDevice::set_centroids(const double *centroids, int32_t k)
 
 /*
  * One chunk: the method's labels, then per row the exact fp64 distance
- * (sqdist_exact's arithmetic, BANKS rows interleaved so that their chains
- * overlap), sizes and moved rows. The chunk's inertia adds the rows into
- * BANKS accumulators by row index, combined in a fixed order.
+ * (row_distance.h), sizes and moved rows. The chunk's inertia adds the rows
+ * into BANKS accumulators by row index, combined in a fixed order.
  */
 void
 CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2)
@@ -144,37 +146,22 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2)
 	nearest.resize(r1 - r0);
 	method_->nearest(r0, r1, w, nearest.data());
 	const int32_t *best = nearest.data();
+	double	   *dist = dist2 ? dist2 + r0 : nullptr;
+	if (!dist)
+	{
+		worker_dist_[w].resize(r1 - r0);
+		dist = worker_dist_[w].data();
+	}
+	current_row_distance_kernel() (x_ + r0 * d, r1 - r0, d, cent, best, dist);
 	double		acc[BANKS] = {};
 	int64_t		mv = 0;
-	for (int64_t i0 = r0; i0 < r1; i0 += BANKS)
+	for (int64_t i = r0; i < r1; i++)
 	{
-		const int	nb = (int) std::min<int64_t>(BANKS, r1 - i0);
-		const float *xr[BANKS];
-		const double *cr[BANKS];
-		double		s[BANKS] = {};
-		for (int b = 0; b < BANKS; b++)
-		{
-			const int64_t i = i0 + std::min(b, nb - 1);
-			xr[b] = x_ + i * d;
-			cr[b] = cent + (size_t) best[i - r0] * d;
-		}
-		for (int32_t j = 0; j < d; j++)
-			for (int b = 0; b < BANKS; b++)
-			{
-				const double t = (double) xr[b][j] - cr[b][j];
-				s[b] += t * t;
-			}
-		for (int b = 0; b < nb; b++)
-		{
-			const int64_t i = i0 + b;
-			const int32_t bi = best[i - r0];
-			acc[b] += s[b];
-			if (dist2)
-				dist2[i] = s[b];
-			mv += labels[i] != bi;
-			labels[i] = bi;
-			sizes[bi]++;
-		}
+		const int32_t bi = best[i - r0];
+		acc[(i - r0) % BANKS] += dist[i - r0];
+		mv += labels[i] != bi;
+		labels[i] = bi;
+		sizes[bi]++;
 	}
 	chunk_inertia_[ch] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
 	worker_moved_[(size_t) w * 16] += mv;
