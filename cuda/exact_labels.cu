@@ -17,7 +17,8 @@
  *
  * Why level 1 is exact. u = 2^-24, w = 2^-53, L = ceil(d / 32) features per
  * lane. E_c: per lane t = fl(x_j - f_j) (one rounding, exact when subnormal),
- * fmaf(t, t, e) in a chain of L (the first add to 0 is exact), then 5
+ * fmaf(t, t, e) in a chain of L (the first add to 0 is exact; four
+ * candidates' chains side by side, each in feature order), then 5
  * butterfly adds (every lane the same value: each add is commutative). All
  * terms are >= 0, each through at most L + 7 roundings, so with D'_c =
  * ||x - f_c||^2, |E_c - D'_c| <= g1 D'_c + 2 au, g1 = gamma_{L+8}, au =
@@ -45,6 +46,7 @@ namespace pgkm_cuda
 static constexpr int DL_THREADS = 512;
 static constexpr int DL_WARPS = DL_THREADS / 32;
 static constexpr int DL_PER_LANE = TILED_MAX_D / 32;	/* row features a lane holds */
+static constexpr int DL_GROUP = 4;	/* candidates summed side by side (open rows have ~4 at d = 768) */
 
 struct Bracket
 {
@@ -100,27 +102,52 @@ decide_listed_kernel(PassArgs a, Bracket br, int cs_in_smem)
 		for (int q = 0; q < DL_PER_LANE; q++)
 			xr[q] = lane + 32 * q < d ? x[lane + 32 * q] : 0.0f;
 		const unsigned long long mask = a.list_mask ? a.list_mask[i] : 0;
+		const int64_t g = a.row0 + row;
+		const int32_t old = lane == 0 ? a.labels[g] : 0;	/* loaded early: used at the end */
 		auto		is_cand = [&](int c) { return c < k && (!a.list_mask || ((mask >> c) & 1)); };
-		/* level 1: E_c of each candidate, lanes over features */
-		for (int c = a.list_mask ? __ffsll((long long) mask) - 1 : 0; c >= 0 && c < k;
-			 c = a.list_mask ? __ffsll((long long) (mask & (~0ull << c << 1))) - 1 : c + 1)
+		/* the candidate after c (-1: none), in index order */
+		auto		next = [&](int c) {
+			if (a.list_mask)
+				return c >= 63 ? -1 : __ffsll((long long) (mask & (~0ull << (c + 1)))) - 1;
+			return c + 1 < k ? c + 1 : -1;
+		};
+		/* level 1: E_c of the candidates, four at a time (independent sums and butterflies), lanes over features */
+		for (int c0 = next(-1); c0 >= 0;)
 		{
-			float		e = 0.0f;
+			int			cc[DL_GROUP];
+			cc[0] = c0;
+#pragma unroll
+			for (int u = 1; u < DL_GROUP; u++)
+				cc[u] = cc[u - 1] >= 0 ? next(cc[u - 1]) : -1;
+			c0 = cc[DL_GROUP - 1] >= 0 ? next(cc[DL_GROUP - 1]) : -1;
+			float		e[DL_GROUP];
+#pragma unroll
+			for (int u = 0; u < DL_GROUP; u++)
+				e[u] = 0.0f;
 #pragma unroll
 			for (int q = 0; q < DL_PER_LANE; q++)
 			{
 				const int	j = lane + 32 * q;
 				if (j < d)
-				{
-					const float f = cs_in_smem ? cs[(size_t) c * d + j] : __double2float_rn(a.c64[(size_t) c * d + j]);
-					const float t = __fsub_rn(xr[q], f);
-					e = fmaf(t, t, e);
-				}
+#pragma unroll
+					for (int u = 0; u < DL_GROUP; u++)
+						if (cc[u] >= 0)
+						{
+							const size_t o = (size_t) cc[u] * d + j;
+							const float f = cs_in_smem ? cs[o] : __double2float_rn(a.c64[o]);
+							const float t = __fsub_rn(xr[q], f);
+							e[u] = fmaf(t, t, e[u]);
+						}
 			}
 			for (int o = 16; o > 0; o >>= 1)
-				e = __fadd_rn(e, __shfl_xor_sync(FULL, e, o));
+#pragma unroll
+				for (int u = 0; u < DL_GROUP; u++)
+					e[u] = __fadd_rn(e[u], __shfl_xor_sync(FULL, e[u], o));
 			if (lane == 0)
-				ev[c] = e;
+#pragma unroll
+				for (int u = 0; u < DL_GROUP; u++)
+					if (cc[u] >= 0)
+						ev[cc[u]] = e[u];
 		}
 		__syncwarp();
 		/* H and its centroid (lowest index on ties), lanes over centroids */
@@ -161,8 +188,7 @@ decide_listed_kernel(PassArgs a, Bracket br, int cs_in_smem)
 			lbl = 0;			/* no candidate: cannot happen (the float argmin is one) */
 		if (lane == 0)
 		{
-			const int64_t g = a.row0 + row;
-			moved += a.labels[g] != lbl;
+			moved += old != lbl;
 			a.labels[g] = lbl;
 		}
 		__syncwarp();			/* ev is rewritten by the next row */
