@@ -12,13 +12,15 @@
  * same initial centroids.
  *
  *   gpu_bench PLUGIN [--quick] [--cpu-iters N] [--shapes n:d:k,...] [--fast]
- *                    [--force-path fused|tiled|gemm] [--global-sums] [--uniform]
+ *                    [--force-path fused|tiled|gemm] [--global-sums] [--uniform|--mod16]
  *   gpu_bench PLUGIN --sweep|--paths [--sweep-n N]     (gpu_bench_sweeps.cpp)
  *   gpu_bench PLUGIN --papers                          (gpu_bench_papers.cpp)
  *   gpu_bench PLUGIN --kernel popcorn|build|stream|all [--max-n N]   (gpu_bench_kernel.cpp)
  * --fast: fp64-atomic sums instead of deterministic; --force-path,
  * --global-sums: the plugin's measurement switches for the engine table;
- * --uniform: U[0,1)^d rows instead of 64 blobs. fp64/it is the rows per
+ * --uniform: U[0,1)^d rows instead of 64 blobs; --mod16: row i (i mod 16) +
+ * U[0,1)^d (the SQL benchmark's e2e768; spaced-row init puts 4 centroids in
+ * each cube). fp64/it is the rows per
  * iteration whose label the plugin decided in fp64 (its label bound left
  * them open), when the plugin says.
  */
@@ -34,7 +36,7 @@
 /* The engine table: each shape's iteration against its floor, the CPU engine at 1M rows. */
 static void
 engine_table(const Plugin &pl, const Ceilings &c, const std::string &shapes_arg, bool quick, int cpu_iters,
-			 const pgkm_cuda_config &cfg, bool uniform)
+			 const pgkm_cuda_config &cfg, const std::string &data)
 {
 	struct S { int64_t n; int d, k; };
 	std::vector<S> shapes;
@@ -60,12 +62,14 @@ engine_table(const Plugin &pl, const Ceilings &c, const std::string &shapes_arg,
 		   " at the TF32 ceiling, gemm-3xtf32 rows only)\n");
 	printf("\n%9s %4s %5s | %10s %10s %6s %7s %8s | %9s %8s | %10s %12s | %9s | %s  (%s)\n", "n", "d", "k", "iter_ms",
 		   "floor_ms", "ratio", "x3tf32", "launch", "upload_s", "GB/s", "cpu_iter_ms", "inertia/n", "fp64/it", "path",
-		   uniform ? "uniform" : "blobs");
+		   data.c_str());
 	std::vector<float> x;
 	for (auto &s : shapes)
 	{
-		if (uniform)
+		if (data == "uniform")
 			make_uniform(x, s.n, s.d, 12345 + s.d);
+		else if (data == "mod16")
+			make_mod16(x, s.n, s.d, 12345 + s.d);
 		else
 			make_data(x, s.n, s.d, 12345 + s.d);
 		LloydPlan	plan;
@@ -112,13 +116,14 @@ main(int argc, char **argv)
 	if (argc < 2)
 	{
 		fprintf(stderr, "usage: %s PLUGIN [--quick] [--cpu-iters N] [--shapes n:d:k,...] [--fast] [--force-path P]"
-				" [--global-sums] [--uniform] | --sweep|--paths [--sweep-n N] | --papers | --kernel WHAT [--max-n N]\n",
+				" [--global-sums] [--uniform|--mod16] | --sweep|--paths [--sweep-n N] | --papers | --kernel WHAT [--max-n N]\n",
 				argv[0]);
 		return 2;
 	}
 	Plugin		pl;
 	pl.file = argv[1];
-	bool		quick = false, do_sweep = false, do_papers = false, do_paths = false, uniform = false;
+	bool		quick = false, do_sweep = false, do_papers = false, do_paths = false;
+	std::string data = "blobs";
 	std::string kernel_what;
 	int64_t		max_n = INT64_MAX;
 	int64_t		sweep_n = 10000000;
@@ -138,7 +143,9 @@ main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--global-sums"))
 			cfg.sums = PGKM_CUDA_SUMS_GLOBAL;
 		else if (!strcmp(argv[i], "--uniform"))
-			uniform = true;
+			data = "uniform";
+		else if (!strcmp(argv[i], "--mod16"))
+			data = "mod16";
 		else if (!strcmp(argv[i], "--force-path") && i + 1 < argc)
 		{
 			const char *p = argv[++i];
@@ -198,6 +205,6 @@ main(int argc, char **argv)
 	else if (do_papers)
 		papers(pl);
 	else
-		engine_table(pl, c, shapes_arg, quick, cpu_iters, cfg, uniform);
+		engine_table(pl, c, shapes_arg, quick, cpu_iters, cfg, data);
 	return 0;
 }

@@ -41,6 +41,7 @@ int			hw_threads();
 /* Seeded data, generated on all cores (the same bytes for a seed on every run). */
 void		make_data(std::vector<float> &x, int64_t n, int d, uint64_t seed);	/* 64 blobs in [-10,10]^d */
 void		make_uniform(std::vector<float> &x, int64_t n, int d, uint64_t seed);	/* U[0,1)^d */
+void		make_mod16(std::vector<float> &x, int64_t n, int d, uint64_t seed);	/* (i mod 16) + U[0,1)^d */
 void		make_gauss_blobs(std::vector<float> &x, int64_t n, int d, int k, double lo, double hi, double sigma,
 							 uint64_t seed);
 std::vector<double> spaced_rows(const std::vector<float> &x, int64_t n, int d, int k);

@@ -100,6 +100,23 @@ make_uniform(std::vector<float> &x, int64_t n, int d, uint64_t seed)
 }
 
 /*
+ * Row i: (i mod 16) + U[0,1) per feature, bench/gpu_sql_e2e.sh's e2e768
+ * table: 16 unit cubes on the diagonal, so at k = 64 about 4 centroids share
+ * a cube and nearly every row is a float near-tie (decided in fp64).
+ */
+void
+make_mod16(std::vector<float> &x, int64_t n, int d, uint64_t seed)
+{
+	x.resize((size_t) n * d);
+	parallel_rows(n, [&](int t, int64_t i0, int64_t i1) {
+		uint64_t	s = seed * 7919 + t * 104729 + 1;
+		for (int64_t i = i0; i < i1; i++)
+			for (int j = 0; j < d; j++)
+				x[(size_t) i * d + j] = (float) (i % 16) + (float) unit(s);
+	});
+}
+
+/*
  * Gaussian blobs: k centres uniform in [lo,hi]^d, row i drawn around centre
  * i mod k (n/k rows each, interleaved like a shuffled make_blobs) with
  * N(0, sigma^2) per coordinate (Box-Muller). B2: [-10,10], sigma 1 (sklearn's

@@ -42,7 +42,8 @@ Buffers::~Buffers()
 	if (s_copy)
 		cudaStreamSynchronize(s_copy);
 	void	   *dev[] = {d_x, d_xlo, d_chunk[0], d_chunk[1], d_chunk_lo[0], d_chunk_lo[1], d_labels, d_cf, d_cf_lo,
-		d_bias, d_mu, d_c64, d_acc, d_partials, d_tile, d_dist2, d_maxabs, d_norms, d_colrange, d_list, d_list_count};
+		d_bias, d_mu, d_c64, d_acc, d_partials, d_tile, d_dist2, d_maxabs, d_norms, d_colrange,
+		d_list_mask ? (void *) d_list_mask : (void *) d_list, d_list_count};	/* the list's allocation starts at its masks */
 	for (void *p : dev)
 		if (p)
 			cudaFree(p);
@@ -88,6 +89,21 @@ norms_bytes(const Run &r)
 	return (size_t) (r.plan.resident ? r.n : r.plan.chunk_rows) * 4;
 }
 
+static size_t
+list_bytes(const Run &r)
+{
+	return r.plan.path == PATH_TILED ? (size_t) (r.plan.chunk_rows * tiled_list_row_bytes(r.k)) : 0;
+}
+
+/* TILED's list in one allocation: the candidates' masks (k <= 64) first, then the rows. */
+static void
+set_list(Buffers &b, unsigned char *p, const Run &r)
+{
+	const bool	masks = r.k <= TILED_MASK_MAX_K;
+	b.d_list_mask = p && masks ? reinterpret_cast<unsigned long long *>(p) : nullptr;
+	b.d_list = p ? reinterpret_cast<int32_t *>(p + (masks ? r.plan.chunk_rows * 8 : 0)) : nullptr;
+}
+
 /*
  * The buffers each pass fills afresh: chunk copies (streamed), GEMM tile,
  * distances, TILED's list, and (streamed) the GEMM row norms.
@@ -110,7 +126,7 @@ ensure_pass_buffers(Run &r)
 	if (r.plan.path == PATH_GEMM && !b.d_norms)
 		b.d_norms = alloc_as<float>(b, norms_bytes(r));
 	if (r.plan.path == PATH_TILED && !b.d_list)
-		b.d_list = alloc_as<int32_t>(b, r.plan.chunk_rows * 4);
+		set_list(b, alloc_as<unsigned char>(b, list_bytes(r)), r);
 }
 
 void
@@ -130,11 +146,11 @@ lend_pass_buffers(Run &r)
 	b.release(b.d_tile, tile_bytes(r));
 	b.release(b.d_dist2, r.plan.chunk_rows * 8);
 	b.release(b.d_norms, norms_bytes(r));
-	b.release(b.d_list, r.plan.chunk_rows * 4);
+	b.release(b.d_list_mask ? (void *) b.d_list_mask : (void *) b.d_list, list_bytes(r));
 	b.d_tile = nullptr;
 	b.d_dist2 = nullptr;
 	b.d_norms = nullptr;
-	b.d_list = nullptr;
+	set_list(b, nullptr, r);
 }
 
 void

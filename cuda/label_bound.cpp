@@ -145,6 +145,31 @@ exact_shift(float lo, float hi, double mean)
 	return (double) s / 2 <= lo && (double) hi <= 2.0 * s ? s : 0.0f;
 }
 
+/*
+ * c_j - float(c_j) is exact in fp64 (the low bits of c_j); the sum of d
+ * squares errs by at most gamma^w_{d+1} < 2^-40 relatively (d <= 2^12) and
+ * the square root by w more, which the (1 + 2^-38) covers.
+ */
+double
+float_centroid_radius(const double *cent, int k, int d)
+{
+	double		r2 = 0;
+	for (int c = 0; c < k; c++)
+	{
+		double		s = 0;
+		for (int j = 0; j < d; j++)
+		{
+			const double v = cent[(size_t) c * d + j];
+			const double t = v - (double) (float) v;	/* inf - inf: NaN, caught below */
+			s += t * t;
+		}
+		if (!(s <= std::numeric_limits<double>::max()))
+			return std::numeric_limits<double>::infinity();
+		r2 = std::max(r2, s);
+	}
+	return std::sqrt(r2) * (1 + 0x1p-38);
+}
+
 LabelTest
 label_test(Path path, Product product, const double *cent, const float *mu, const float *cfl, const float *bias,
 		   int k, int d)
@@ -174,6 +199,8 @@ label_test(Path path, Product product, const double *cent, const float *mu, cons
 	t.kxc = b.kxc;
 	t.k0 = b.k0;
 	t.x2_up = b.x2_up;
+	if (path == PATH_TILED)
+		t.rho_f = float_centroid_radius(cent, k, d);
 	return t;
 }
 

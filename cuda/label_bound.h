@@ -48,6 +48,7 @@ struct LabelTest
 	int			form;
 	double		a1, b0;
 	double		kv, kx, kxc, k0, x2_up;
+	double		rho_f;			/* TILED: max_c ||c - float(c)||, rounded up (exact_labels.cu's float level) */
 };
 
 /*
@@ -93,6 +94,12 @@ LabelTest	label_test(Path path, Product product, const double *cent, const float
  * than a factor 4): such a column has no large common offset to remove.
  */
 float		exact_shift(float lo, float hi, double mean);
+
+/*
+ * max over the centroids of ||c - float(c)|| (cent k x d, fp64), rounded up;
+ * +inf when a centroid is beyond float's range.
+ */
+double		float_centroid_radius(const double *cent, int k, int d);
 
 }							/* namespace pgkm_cuda */
 

@@ -202,6 +202,7 @@ run_pass(Run &r, int32_t *labels_out, double *dist2_out)
 		{
 			a.list = B.d_list;
 			a.list_count = B.d_list_count + c;
+			a.list_mask = B.d_list_mask;
 		}
 		launch_pass_chunk(r, a, c * slots_per_chunk, B.s_comp);
 		if (dist2_out)

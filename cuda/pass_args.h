@@ -20,7 +20,7 @@ struct PassArgs
 	int32_t		d, k;
 	const float *cf;			/* centroids for the argmin (layout per path) */
 	const float *bias;			/* k, DOT / GEMM / TILED */
-	const float *mu;			/* d, centring point (DOT, TILED, and the decisions of TILED rows) */
+	const float *mu;			/* d, centring point (DOT, TILED) */
 	const double *c64;			/* k x d fp64 centroids: labels, exact distances */
 	int32_t    *labels;			/* n, global */
 	double	   *dist2;			/* rows, or NULL */
@@ -35,6 +35,7 @@ struct PassArgs
 	const float *norms;			/* GEMM: per row of the chunk, ||x'||^2 rounded up */
 	int32_t    *list;			/* TILED: chunk rows left to decide in fp64 */
 	unsigned int *list_count;	/* TILED: how many, this chunk */
+	unsigned long long *list_mask;	/* TILED, k <= 64: each listed row's candidates (bit c), else NULL */
 	unsigned long long *decided;	/* rows decided in fp64 this pass */
 	int			priv;			/* accumulate in shared memory first */
 	int			agg;			/* fused kernel: pre-sum a warp's rows by label */

@@ -166,6 +166,12 @@ kpp_rows_within(int64_t want, int64_t avail, int d, int k, int sms, bool copy_ro
 	return lo;
 }
 
+int64_t
+tiled_list_row_bytes(int k)
+{
+	return k <= TILED_MASK_MAX_K ? 12 : 4;
+}
+
 size_t
 priv_bytes(int d, int k)
 {
@@ -219,7 +225,7 @@ finish_plan(Plan &p, int64_t n, int d, int k, const Settings &s, const DeviceLim
 		b += counted(p.tile_rows * k * 4) + (p.product == PRODUCT_3XTF32 ? counted(kd * 4) : 0);
 	/* the label test's state: GEMM column ranges and row norms, TILED's list of rows to decide */
 	const int64_t norms = p.path == PATH_GEMM ? counted((p.resident ? n : p.chunk_rows) * 4) : 0;
-	const int64_t list = p.path == PATH_TILED ? counted(p.chunk_rows * 4) : 0;
+	const int64_t list = p.path == PATH_TILED ? counted(p.chunk_rows * tiled_list_row_bytes(k)) : 0;
 	if (p.path == PATH_TILED)
 		b += counted(p.nchunks * 4);
 	if (p.path == PATH_GEMM)
@@ -273,7 +279,7 @@ try_plan(int64_t n, int d, int k, const Settings &s, const DeviceLimits &dev, in
 	const int64_t tile_fixed = p.tile_rows * k * 4;
 	const int64_t left = budget - (fixed - tile_fixed) - (256LL << 10);
 	/* dist2, and the label test's GEMM norms or TILED list */
-	const int64_t per_row_out = 8 + (p.path == PATH_GEMM || p.path == PATH_TILED ? 4 : 0);
+	const int64_t per_row_out = 8 + (p.path == PATH_GEMM ? 4 : p.path == PATH_TILED ? tiled_list_row_bytes(k) : 0);
 	const int64_t per_row = 2LL * p.x_copies * d * 4 + per_row_out;
 	int64_t		rows = left > 0 ? left / (per_row + (p.tile_rows > 0 ? 4LL * k : 0)) : 0;
 	if (p.tile_rows > 0 && rows > 0)

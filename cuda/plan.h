@@ -43,6 +43,7 @@ static constexpr int TILED_MAX_K = 256;		/* default split with the GEMM path */
 static constexpr int TILED_MAX_D = 1024;	/* the sorted update holds d/32 columns per lane */
 static constexpr int TILED_FORCED_MAX_K = 1024;	/* largest k a forced TILED run takes */
 static constexpr int GEMM_3XTF32_MIN = 512;	/* 3xTF32 where d and k are both this large */
+static constexpr int TILED_MASK_MAX_K = 64;	/* TILED lists an open row's candidates as one 64-bit mask */
 
 /* Launch geometry the plan needs (the kernels use the same constants). */
 static constexpr int PASS_THREADS = 256;	/* fused and GEMM argmin kernels */
@@ -115,6 +116,9 @@ int64_t		kpp_sample_rows(int64_t n, int k);
 int64_t		kpp_scratch_bytes(int64_t rows, int d, int k, int sms, bool copy_rows);
 /* The largest sample of at most want rows whose scratch fits in avail bytes (0 if none). */
 int64_t		kpp_rows_within(int64_t want, int64_t avail, int d, int k, int sms, bool copy_rows);
+
+/* TILED: bytes per chunk row of the list of rows to decide (the row, and its candidates' mask when k <= 64). */
+int64_t		tiled_list_row_bytes(int k);
 
 /* Per-block private sums: bytes, and whether they fit beside other_smem at 2 blocks per SM. */
 size_t		priv_bytes(int d, int k);

@@ -54,6 +54,7 @@ struct Buffers
 	float	   *d_norms = nullptr;	/* GEMM: per row ||x'||^2 (resident: all rows; streamed: a chunk's) */
 	unsigned int *d_colrange = nullptr;	/* GEMM: per column min and max (create) */
 	int32_t    *d_list = nullptr;	/* TILED: a chunk's rows left to decide in fp64 */
+	unsigned long long *d_list_mask = nullptr;	/* TILED, k <= 64: their candidates (in d_list's allocation) */
 	unsigned int *d_list_count = nullptr;	/* TILED: one count per chunk, zeroed per pass */
 
 	cudaStream_t s_comp = nullptr, s_copy = nullptr;

@@ -19,8 +19,9 @@
  * on the fused paths.
  * Labels are exact (label_bound.h): the epilogue keeps each row's float
  * runner-up and ||x'||^2 (summed as the tile is loaded); a row whose
- * runner-up is not provably worse is listed, not labelled, and
- * launch_decide_listed (exact_labels.cu) decides it in fp64 before the update.
+ * runner-up is not provably worse is listed, not labelled (k <= 64: with the
+ * mask of its centroids under the limit), and launch_decide_listed
+ * (exact_labels.cu) decides it in fp64 before the update.
  */
 #include "device/exact_label.cuh"
 #include "launch.cuh"
@@ -148,7 +149,7 @@ __global__ void __launch_bounds__(TA_THREADS, KN <= 16 ? 3 : 2)	/* small k: memo
 tiled_assign_kernel(const float *__restrict__ x, int64_t rows, int64_t row0, int d, int k,
 					const float *__restrict__ mu, const float *__restrict__ cf, const float *__restrict__ bias,
 					int32_t *__restrict__ labels, unsigned long long *moved, LabelTest test,
-					int32_t *__restrict__ list, unsigned int *list_count)
+					int32_t *__restrict__ list, unsigned int *list_count, unsigned long long *__restrict__ list_mask)
 {
 	constexpr int TN = KN / 8;
 	__shared__ __align__(16) float xs[TA_BK][TA_XS];
@@ -174,9 +175,9 @@ tiled_assign_kernel(const float *__restrict__ x, int64_t rows, int64_t row0, int
 			best[m] = second[m] = __int_as_float(0x7f800000);
 			bi[m] = 0;
 		}
+		float		acc[TA_TM][TN];	/* after the loop, the last centroid chunk's (all of them when k <= KN) */
 		for (int c0 = 0; c0 < k; c0 += KN)
 		{
-			float		acc[TA_TM][TN];
 #pragma unroll
 			for (int m = 0; m < TA_TM; m++)
 #pragma unroll
@@ -294,7 +295,7 @@ tiled_assign_kernel(const float *__restrict__ x, int64_t rows, int64_t row0, int
 			}
 		}
 		__syncthreads();		/* x2s written */
-		/* thread tx < 4 labels row ty * 4 + tx: its values selected in registers, one limit each */
+		/* row ty * 4 + (tx & 3): its values selected in registers, one limit per thread */
 		const int	mm = tx & (TA_TM - 1);
 		float		vb = best[0], v2 = second[0];
 		int			ib = bi[0];
@@ -306,20 +307,62 @@ tiled_assign_kernel(const float *__restrict__ x, int64_t rows, int64_t row0, int
 				v2 = second[m];
 				ib = bi[m];
 			}
-		const int64_t row = tile0 + ty * TA_TM + mm;
-		if (tx < TA_TM && row < rows)
-		{
-			const double lim = label_limit(test, vb, x2s[ty * TA_TM + mm]);
-			if (!(v2 > lim))
-				list[atomicAdd(list_count, 1u)] = (int32_t) row;	/* decided later, in fp64 */
-			else
+		const double lim = label_limit(test, vb, x2s[ty * TA_TM + mm]);
+		const bool	my_open = !(v2 > lim);
+		const int	lane = threadIdx.x & 31;
+		/*
+		 * With list_mask (k <= KN: acc holds every centroid's value), an open
+		 * row's candidates, the centroids under its limit, OR-ed over its 8
+		 * threads (thread tx = m has row m's limit), so that the fp64 decision
+		 * reads only those.
+		 */
+		unsigned long long my_mask = 0;
+		if (list_mask && __any_sync(FULL, my_open))
+#pragma unroll
+			for (int m = 0; m < TA_TM; m++)
 			{
-				int			lbl = ib < k ? ib : 0;	/* NaN-only row: cannot happen on finite data */
-				int64_t		gr = row0 + row;
-				if (labels[gr] != lbl)
-					my_moved++;
-				labels[gr] = lbl;
+				const double lm = __shfl_sync(FULL, lim, (lane & ~7) | m);
+				unsigned long long msk = 0;
+				if (!(second[m] > lm))
+#pragma unroll
+					for (int n = 0; n < TN; n++)
+					{
+						const int	cn = micro_centroid<KN>(tx, n);
+						const float vn = fmaf(-2.0f, acc[m][n], bs[cn]);
+						if (cn < k && (cn == bi[m] || !((double) vn > lm)))
+							msk |= 1ull << cn;
+					}
+#pragma unroll
+				for (int o = 1; o < 8; o <<= 1)
+					msk |= __shfl_xor_sync(FULL, msk, o);
+				if (mm == m)
+					my_mask = msk;
 			}
+		/* thread tx < 4 labels row ty * 4 + tx, or lists it (one atomic per warp) */
+		const int64_t row = tile0 + ty * TA_TM + mm;
+		const bool	mine = tx < TA_TM && row < rows;
+		const unsigned listed = __ballot_sync(FULL, mine && my_open);
+		unsigned int base = 0;
+		if (listed)
+		{
+			if (lane == __ffs(listed) - 1)
+				base = atomicAdd(list_count, (unsigned) __popc(listed));
+			base = __shfl_sync(FULL, base, __ffs(listed) - 1);
+		}
+		if (mine && my_open)	/* decided later, in fp64 */
+		{
+			const unsigned int i = base + __popc(listed & ((1u << lane) - 1));
+			list[i] = (int32_t) row;
+			if (list_mask)
+				list_mask[i] = my_mask;
+		}
+		else if (mine)
+		{
+			int			lbl = ib < k ? ib : 0;	/* NaN-only row: cannot happen on finite data */
+			int64_t		gr = row0 + row;
+			if (labels[gr] != lbl)
+				my_moved++;
+			labels[gr] = lbl;
 		}
 	}
 	if (my_moved)
@@ -334,7 +377,8 @@ static void
 launch_assign_t(const PassArgs &a, int grid, cudaStream_t s)
 {
 	tiled_assign_kernel<KN><<<grid, TA_THREADS, 0, s>>>(a.x, a.rows, a.row0, a.d, a.k, a.mu, a.cf, a.bias,
-														a.labels, a.moved, a.test, a.list, a.list_count);
+														a.labels, a.moved, a.test, a.list, a.list_count,
+														a.k <= KN ? a.list_mask : nullptr);
 	CKLAUNCH("tiled_assign_kernel");
 }
 

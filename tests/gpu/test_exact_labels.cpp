@@ -36,6 +36,8 @@ const Case	cases[] = {
 	{16, 33, 1000, "dot", 0, 0}, {24, 40, 0, "dot", 0, 0}, {64, 300, 5, "dot", 0, 0},
 	{40, 12, 0, "tiled", 0, 0}, {200, 6, 25, "tiled", 0, 0}, {130, 30, 500, "tiled", 0, 0},
 	{72, 300, 0, "tiled", PGKM_CUDA_PATH_TILED, 0},	/* k > 256: 64-centroid chunks */
+	/* float(c) too large for shared memory: the decisions read c64 (k <= 64: with masks; k > 64: every centroid) */
+	{1000, 64, 10, "tiled", 0, 0}, {512, 128, 0, "tiled", 0, 0},
 	{200, 300, 1000, "gemm", 0, 0}, {16, 40, 0, "gemm", PGKM_CUDA_PATH_GEMM, 0},
 	{1100, 20, 3, "gemm", 0, 0},	/* d > 1024: the argmin kernel adds the rows */
 	{520, 600, 100, "gemm-3xtf32", 0, 0}, {128, 64, 0, "gemm-3xtf32", PGKM_CUDA_PATH_GEMM, PGKM_CUDA_PRODUCT_3XTF32},
@@ -134,5 +136,50 @@ TEST(GpuEngine, NearTieRunsMatchTheCpuEngine)
 		pgkm_test::EngineResult st = run(PGKM_DEVICE_GPU, n * 4 + (2 << 20) + (int64_t) c.k * c.d * 32);
 		EXPECT_EQ(st.labels, gpu.labels);
 		EXPECT_EQ(st.centroids, gpu.centroids);
+	}
+}
+
+/*
+ * bench/gpu_sql_e2e.sh's e2e768 data ((i mod 16) + U[0,1)^d, 4 centroids per
+ * cube): the float bound at d = 768 leaves nearly every row open with about
+ * 4 candidates, gaps far above float resolution. Every label is the fp64
+ * argmin; with k <= 64 (the TILED kernel's candidate masks) and k > 64 (every
+ * centroid a candidate).
+ */
+TEST(GpuPlugin, ManyOpenRowsGetTheFp64Argmin)
+{
+	ASSERT_NE(api(), nullptr);
+	const struct { int d, k; } shapes[] = {{768, 64}, {256, 96}};
+	for (const auto &sh : shapes)
+	{
+		SCOPED_TRACE("d=" + std::to_string(sh.d) + " k=" + std::to_string(sh.k));
+		const int64_t n = 20000;
+		std::mt19937_64 gen(11 + sh.d);
+		std::uniform_real_distribution<float> u(0.0f, 1.0f);
+		std::vector<float> x((size_t) n * sh.d);
+		for (int64_t i = 0; i < n; i++)
+			for (int j = 0; j < sh.d; j++)
+				x[(size_t) i * sh.d + j] = (float) (i % 16) + u(gen);
+		/* centroids: means of 4 disjoint row groups of each cube, nearly equidistant from its rows */
+		std::vector<double> c((size_t) sh.k * sh.d, 0.0);
+		std::vector<int> cnt(sh.k, 0);
+		for (int64_t i = 0; i < n; i++)
+		{
+			const int	ci = (int) ((i % 16) + 16 * ((i / 16) % ((sh.k + 15) / 16))) % sh.k;
+			cnt[ci]++;
+			for (int j = 0; j < sh.d; j++)
+				c[(size_t) ci * sh.d + j] += x[(size_t) i * sh.d + j];
+		}
+		for (int ci = 0; ci < sh.k; ci++)
+			for (int j = 0; j < sh.d; j++)
+				c[(size_t) ci * sh.d + j] /= cnt[ci];
+		std::string path;
+		int64_t		decided = -1;
+		pgkm_cuda_config cfg = plugin_config(1);
+		auto		lab = gpu_assign_labels(x, n, sh.d, sh.k, c, cfg, &path, &decided);
+		EXPECT_EQ(path, "tiled");
+		EXPECT_EQ(count_not_fp64_argmin(x, sh.d, c, lab), 0);
+		EXPECT_GT(decided, n / 2) << "the data no longer leaves most rows open";
+		printf("    d=%d k=%d: %lld of %lld rows decided in fp64\n", sh.d, sh.k, (long long) decided, (long long) n);
 	}
 }

@@ -139,3 +139,37 @@ TEST(LabelBound, ShiftedFormNeverDropsTheExactLabel)
 			   (long long) float_wrong);
 	}
 }
+
+/*
+ * float_centroid_radius (the decide kernel's float level) bounds every
+ * ||c - float(c)||, computed here in long double, and is not loose by more
+ * than its rounding; a centroid beyond float's range makes it infinite.
+ */
+TEST(LabelBound, FloatCentroidRadiusBoundsEveryCentroid)
+{
+	const int	k = 50, d = 300;
+	std::vector<double> c((size_t) k * d);
+	uint64_t	s = 7;
+	for (auto &v : c)
+	{
+		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+		v = ((double) (s >> 11) * 0x1p-53 - 0.5) * std::ldexp(1.0, (int) (s % 40) - 20);
+	}
+	const double r = float_centroid_radius(c.data(), k, d);
+	long double worst = 0;
+	for (int ci = 0; ci < k; ci++)
+	{
+		long double s2 = 0;
+		for (int j = 0; j < d; j++)
+		{
+			const long double t = (long double) c[(size_t) ci * d + j] - (long double) (float) c[(size_t) ci * d + j];
+			s2 += t * t;
+		}
+		worst = std::max(worst, sqrtl(s2));
+	}
+	EXPECT_GT(worst, 0.0L);
+	EXPECT_GE((long double) r, worst);
+	EXPECT_LE((long double) r, worst * (1 + 1e-10L));
+	c[17] = 1e39;				/* float(c) = inf */
+	EXPECT_TRUE(std::isinf(float_centroid_radius(c.data(), k, d)));
+}
