@@ -7,22 +7,14 @@
 #include "failure.h"
 #include "kernel_plan.h"
 
+#include "h100_limits.h"
+
 #include <gtest/gtest.h>
 
 using namespace pgkm_cuda;
 
 namespace
 {
-
-DeviceLimits
-h100()
-{
-	DeviceLimits l;
-	l.sms = 132;
-	l.smem_per_sm = 233472;
-	l.smem_optin = 232448;
-	return l;
-}
 
 KernelSettings
 rbf()

@@ -9,6 +9,8 @@
 #include "failure.h"
 #include "plan.h"
 
+#include "h100_limits.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -16,17 +18,6 @@
 #include <string>
 
 using namespace pgkm_cuda;
-
-/* An H100's numbers (cudaDeviceGetAttribute on the H100 80GB HBM3). */
-static DeviceLimits
-h100()
-{
-	DeviceLimits l;
-	l.sms = 132;
-	l.smem_per_sm = 233472;
-	l.smem_optin = 232448;
-	return l;
-}
 
 static int
 failure_status(const std::function<void()> &f, std::string *msg = nullptr)
