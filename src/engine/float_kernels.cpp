@@ -9,6 +9,7 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 #include "float_kernels.h"
+#include "simd.h"
 
 #include <cstring>
 
@@ -35,7 +36,7 @@ hsum(vf16 v)
 	return s;
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) float
+PGKM_TARGET_CLONES_V4 float
 fsqdist(const float *a, const float *b, int32_t d)
 {
 	vf16		acc0 = {}, acc1 = {};
@@ -63,7 +64,7 @@ fsqdist(const float *a, const float *b, int32_t d)
 
 typedef double vd8 __attribute__((vector_size(64)));
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) float
+PGKM_TARGET_CLONES_V4 float
 centre_dist(const float *x, const float *m, const float *c, int32_t d, float *xc, double *n2)
 {
 	vf16		acc = {};
@@ -98,7 +99,7 @@ centre_dist(const float *x, const float *m, const float *c, int32_t d, float *xc
 }
 
 /* Four partial sums over j mod 4 per block keep the FMA pipes busy. */
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
+PGKM_TARGET_CLONES_V4 void
 fsqdist_blocks(const float *x, const float *blocks, int32_t d, int32_t nb, float *out)
 {
 	const size_t bs = (size_t) d * BLOCK;
@@ -188,7 +189,7 @@ gemm_rows(const float *const *x, const float *block, const float *cn, int32_t d,
 	}
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
+PGKM_TARGET_CLONES_V4 void
 gemm_rows_block(const float *const *x, int32_t nr, const float *block, const float *cn, int32_t d,
 				float *const *out, float *const *mins)
 {
@@ -205,7 +206,7 @@ gemm_rows_block(const float *const *x, int32_t nr, const float *block, const flo
 	}
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int32_t
+PGKM_TARGET_CLONES_V4 int32_t
 select_le(const float *l, int32_t n, float lim, int32_t *idx)
 {
 	int32_t		m = 0;
@@ -217,7 +218,7 @@ select_le(const float *l, int32_t n, float lim, int32_t *idx)
 	return m;
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
+PGKM_TARGET_CLONES_V4 void
 gemm_row_bounds(const float *best, const float *second, const float *x2, int64_t m,
 				const GemmMargins &gm, double ec_max, double *hi, double *lo)
 {
@@ -232,7 +233,7 @@ gemm_row_bounds(const float *best, const float *second, const float *x2, int64_t
 	}
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
+PGKM_TARGET_CLONES_V4 void
 gemm_lo_array(const float *V, int32_t n, const GemmRow &r, double e, float *out)
 {
 	const double x2lo = r.x2lo, eg = r.eg;
@@ -240,7 +241,7 @@ gemm_lo_array(const float *V, int32_t n, const GemmRow &r, double e, float *out)
 		out[i] = to_float_down(GemmMargins::lo_v(V[i], x2lo, eg, e));
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) float
+PGKM_TARGET_CLONES_V4 float
 min_f(const float *l, int32_t n)
 {
 	vf16		vm = vf16 {} + __builtin_inff();
@@ -255,14 +256,14 @@ min_f(const float *l, int32_t n)
 	return m;
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
+PGKM_TARGET_CLONES_V4 void
 lo_f_array(const float *F, int32_t n, FloatLo p, float *out)
 {
 	for (int32_t i = 0; i < n; i++)
 		out[i] = lo_f(F[i], p);
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) float
+PGKM_TARGET_CLONES_V4 float
 lower_bounds_drift(float *l, const float *s, int32_t n)
 {
 	const vf16	keep = vf16 {} + (1.0f - 0x1p-22f), tiny = vf16 {} + 0x1p-100f;
@@ -285,7 +286,7 @@ lower_bounds_drift(float *l, const float *s, int32_t n)
 	return m;
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int32_t
+PGKM_TARGET_CLONES_V4 int32_t
 bounds_filter(const float *l, const float *icd, float lim, float sep_lim, int32_t n,
 			  uint8_t *keep)
 {
@@ -299,7 +300,7 @@ bounds_filter(const float *l, const float *icd, float lim, float sep_lim, int32_
 	return kept;
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) int32_t
+PGKM_TARGET_CLONES_V4 int32_t
 argmin_f(const float *F, int32_t n, float *min, bool *finite)
 {
 	vf16		vm = vf16 {} + __builtin_inff(), vbad = {};
@@ -319,7 +320,7 @@ argmin_f(const float *F, int32_t n, float *min, bool *finite)
 	return p;
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
+PGKM_TARGET_CLONES_V4 void
 block_mins(const float *F, int32_t nb, float *out)
 {
 	for (int32_t b = 0; b < nb; b++)

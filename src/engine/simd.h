@@ -19,8 +19,11 @@ typedef int32_t vi8 __attribute__((vector_size(32)));
 
 #if defined(__x86_64__)
 #define PGKM_TARGET_CLONES __attribute__((target_clones("avx2", "default")))
+/* AVX-512, AVX2 + FMA and the baseline (x86-64 psABI levels) */
+#define PGKM_TARGET_CLONES_V4 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define PGKM_TARGET_CLONES
+#define PGKM_TARGET_CLONES_V4
 #endif
 
 /* All lanes = s, as one broadcast (a lane-by-lane initialiser compiles to inserts). */
