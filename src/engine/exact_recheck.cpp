@@ -85,17 +85,7 @@ float_sqdist(const float *x, const float *f, int32_t d)
 void
 ExactRecheck::set(const double *cent, const float *centf, int32_t k, int32_t d)
 {
-	double		rho2 = 0;
-	for (int32_t c = 0; c < k; c++)
-	{
-		double		s = 0;
-		for (int32_t j = 0; j < d; j++)
-		{
-			const double t = cent[(size_t) c * d + j] - (double) centf[(size_t) c * d + j];
-			s += t * t;
-		}
-		rho2 = std::max(rho2, s);
-	}
+	const double rho2 = float_copy_radius2(cent, centf, k, d);
 	const int32_t m = (d + LANES - 1) / LANES + 8;
 	g1_ = m * U / (1 - m * U);
 	au_ = (d + 32.0) * 0x1p-149;
