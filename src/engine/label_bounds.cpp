@@ -94,8 +94,8 @@ label_lemma_constants(int32_t d, double *a, double *b)
 	*b = (1 + 1 / EPS) * 4 * (1 + g) * (1 + g);
 }
 
-void
-DirectFormBound::set(const double *cent, const float *centf, int32_t k, int32_t d)
+double
+float_copy_radius2(const double *cent, const float *centf, int32_t k, int32_t d)
 {
 	double		rho2 = 0;
 	for (int32_t c = 0; c < k; c++)
@@ -108,6 +108,13 @@ DirectFormBound::set(const double *cent, const float *centf, int32_t k, int32_t 
 		}
 		rho2 = std::max(rho2, s);
 	}
+	return rho2;
+}
+
+void
+DirectFormBound::set(const double *cent, const float *centf, int32_t k, int32_t d)
+{
+	double		rho2 = float_copy_radius2(cent, centf, k, d);
 	rho2 *= 1 + SLACK;			/* the fp64 sum above */
 	double		a, b;
 	label_lemma_constants(d, &a, &b);

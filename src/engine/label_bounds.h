@@ -31,6 +31,12 @@ constexpr double BOUND_HUGE_V = 0x1p120;
 void		label_lemma_constants(int32_t d, double *a, double *b);
 
 /*
+ * max over the k centroids of ||c - centf_c||^2 (k x d each, centf = float(c):
+ * the differences are exact), summed in fp64 (relative error gamma^w_d).
+ */
+double		float_copy_radius2(const double *cent, const float *centf, int32_t k, int32_t d);
+
+/*
  * The direct form: v_c = fl(sum_j fl(fl(x_j - cf_j)^2)), cf = float(c),
  * features in order (any order, with or without FMA, is covered).
  */

@@ -15,6 +15,7 @@
 #include "argmin_kernels.h"
 #include "cpu_assign.h"
 #include "exact_distance.h"
+#include "exact_recheck.h"
 #include "internal_hooks.h"
 #include "label_bounds.h"
 #include "simd.h"
@@ -230,10 +231,12 @@ private:
 		std::vector<float> partial;	/* GEMM: the kernel's partial tile (d > ARGMIN_KC) */
 		std::vector<float> best, second, x2;	/* GEMM: per row of the chunk */
 		std::vector<float> xc;	/* GEMM: centred rows decided in fp64, DECIDE_ROWS x d */
-		std::vector<float> vals;	/* GEMM: their float values, DECIDE_ROWS x kpad, and a block's */
+		std::vector<float> vals;	/* GEMM: their float values, DECIDE_ROWS x kpad */
 		std::vector<int64_t> undecided;	/* rows for fp64 */
 		std::vector<double> lims;	/* GEMM: their limits */
 		std::vector<int32_t> cand;	/* centroids a row decides in fp64 */
+		std::vector<int32_t> survivors;	/* those the float level keeps */
+		std::vector<double> evals;	/* the float level's distances */
 	};
 
 	int64_t		direct_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out);
@@ -256,6 +259,7 @@ private:
 	DirectFormBound direct_bound_;
 	DirectTest	direct_test_;
 	GemmFormBound gemm_bound_;
+	ExactRecheck recheck_;		/* the fp64 decisions' float level (centd_) */
 	std::vector<Scratch> scratch_;
 };
 
@@ -279,6 +283,7 @@ LloydAssign::set_centroids(const double *centroids, int32_t k)
 		}
 		cnorm_[c] = (float) norm;
 	}
+	recheck_.set(centroids, centd_.data(), k, d);
 	if (use_gemm(d, k))
 	{
 		kpad_ = (k + 7) / 8 * 8;
@@ -323,7 +328,8 @@ LloydAssign::direct_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out)
 	for (int64_t u = 0; u < nund; u++)
 	{
 		const int64_t r = s.undecided[u];
-		out[r] = nearest_exact(x_ + (r0 + r) * d, cent_.data(), d, nullptr, k);
+		out[r] = recheck_.nearest(x_ + (r0 + r) * d, cent_.data(), centd_.data(), d, nullptr, k,
+								  s.survivors, s.evals);
 	}
 	return nund;
 }
@@ -331,35 +337,55 @@ LloydAssign::direct_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out)
 /*
  * Float values v_c = n_c - 2 x'.c' of m <= DECIDE_ROWS centred rows (xc,
  * m x d) against every centroid, lanes across centroids (ct: d x kp, c'
- * transposed), the rows sharing each load of ct. Another order than the
- * kernel's, but summed in the same blocks of ARGMIN_KB features (blk: m x kp
- * scratch), so the kernel's bound (argmin_dot_depth) holds for it too.
+ * transposed, kp a multiple of 8), 16 centroids x DECIDE_ROWS rows held in
+ * registers. Another order than the kernel's, but summed in the same blocks
+ * of ARGMIN_KB features, so the kernel's bound (argmin_dot_depth) holds for
+ * it too. Rows past m repeat row 0 (their values are not written).
  */
 static constexpr int DECIDE_ROWS = 4;
 
-PGKM_TARGET_CLONES static void
-decide_values(const float *xc, int m, int32_t d, const float *ct, int32_t kp, const float *cn,
-			  int32_t k, float *vals, float *blk)
+template <int NC>
+__attribute__((always_inline)) static inline void
+decide_chunk(const float *xc, int m, int32_t d, const float *ct, int32_t kp, int32_t c0,
+			 float *vals)
 {
-	std::fill(vals, vals + (size_t) m * kp, 0.0f);
+	vf8			tot[DECIDE_ROWS][NC] = {};
+	const float *xr[DECIDE_ROWS];
+	for (int r = 0; r < DECIDE_ROWS; r++)
+		xr[r] = xc + (size_t) (r < m ? r : 0) * d;
 	for (int32_t j0 = 0; j0 < d; j0 += ARGMIN_KB)
 	{
 		const int32_t j1 = std::min(d, j0 + ARGMIN_KB);
-		std::fill(blk, blk + (size_t) m * kp, 0.0f);
+		vf8			acc[DECIDE_ROWS][NC] = {};
 		for (int32_t j = j0; j < j1; j++)
 		{
-			const float *cj = ct + (size_t) j * kp;
-			for (int r = 0; r < m; r++)
+			vf8			cj[NC];
+			for (int v = 0; v < NC; v++)	/* one load each (a single memcpy goes through the stack) */
+				memcpy(&cj[v], ct + (size_t) j * kp + c0 + v * 8, sizeof(vf8));
+			for (int r = 0; r < DECIDE_ROWS; r++)
 			{
-				const float xj = xc[(size_t) r * d + j];
-				float	   *v = blk + (size_t) r * kp;
-				for (int32_t c = 0; c < kp; c++)
-					v[c] += xj * cj[c];
+				const vf8	xj = splat(xr[r][j]);
+				for (int v = 0; v < NC; v++)
+					acc[r][v] += xj * cj[v];
 			}
 		}
-		for (size_t i = 0; i < (size_t) m * kp; i++)
-			vals[i] += blk[i];
+		for (int r = 0; r < DECIDE_ROWS; r++)
+			for (int v = 0; v < NC; v++)
+				tot[r][v] += acc[r][v];
 	}
+	for (int r = 0; r < m; r++)
+		memcpy(vals + (size_t) r * kp + c0, tot[r], sizeof(tot[r]));
+}
+
+PGKM_TARGET_CLONES static void
+decide_values(const float *xc, int m, int32_t d, const float *ct, int32_t kp, const float *cn,
+			  int32_t k, float *vals)
+{
+	int32_t		c0 = 0;
+	for (; c0 + 16 <= kp; c0 += 16)
+		decide_chunk<2>(xc, m, d, ct, kp, c0, vals);
+	if (c0 < kp)
+		decide_chunk<1>(xc, m, d, ct, kp, c0, vals);
 	for (int r = 0; r < m; r++)
 		for (int32_t c = 0; c < k; c++)
 			vals[(size_t) r * kp + c] = cn[c] - 2.0f * vals[(size_t) r * kp + c];
@@ -375,15 +401,14 @@ LloydAssign::gemm_decide(int64_t r0, const int64_t *rows, int32_t m, Scratch &s,
 {
 	const int32_t d = d_, k = k_;
 	s.xc.resize((size_t) DECIDE_ROWS * d);
-	s.vals.resize((size_t) 2 * DECIDE_ROWS * kpad_);
+	s.vals.resize((size_t) DECIDE_ROWS * kpad_);
 	for (int32_t r = 0; r < m; r++)
 	{
 		const float *xr = x_ + (r0 + rows[r]) * d;
 		for (int32_t j = 0; j < d; j++)
 			s.xc[(size_t) r * d + j] = xr[j] - meanf_[j];
 	}
-	decide_values(s.xc.data(), m, d, centt_.data(), kpad_, cnorm_.data(), k, s.vals.data(),
-				  s.vals.data() + (size_t) DECIDE_ROWS * kpad_);
+	decide_values(s.xc.data(), m, d, centt_.data(), kpad_, cnorm_.data(), k, s.vals.data());
 	for (int32_t r = 0; r < m; r++)
 	{
 		const int64_t row = rows[r];
@@ -392,8 +417,8 @@ LloydAssign::gemm_decide(int64_t r0, const int64_t *rows, int32_t m, Scratch &s,
 		for (int32_t c = 0; c < k; c++)
 			if (c == out[row] || !((double) v[c] > s.lims[row]))
 				s.cand.push_back(c);
-		out[row] = nearest_exact(x_ + (r0 + row) * d, cent_.data(), d, s.cand.data(),
-								 (int32_t) s.cand.size());
+		out[row] = recheck_.nearest(x_ + (r0 + row) * d, cent_.data(), centd_.data(), d,
+									s.cand.data(), (int32_t) s.cand.size(), s.survivors, s.evals);
 	}
 }
 

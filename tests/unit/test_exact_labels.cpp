@@ -162,3 +162,52 @@ TEST(ExactLabels, RunFollowsTheFp64ReferenceExactly)
 		EXPECT_NEAR(r.inertia, ref.inertia, 1e-12 * ref.inertia) << "d " << d;	/* summation order */
 	}
 }
+
+/*
+ * Many open rows: blobs x_j = (i % 16) + U[0,1) with several centroids per
+ * blob (each the mean of its blob but for a different eighth of its rows), so
+ * most rows have near-equidistant candidates and go to the fp64 decision
+ * and its float level; every label is still the fp64 argmin.
+ */
+TEST(ExactLabels, ManyOpenRowsGetTheFp64Argmin)
+{
+	struct Shape
+	{
+		int32_t		d, k;
+	};
+	for (const Shape s : {Shape {768, 64}, Shape {256, 96}})
+	{
+		const int64_t n = 3000;
+		std::mt19937_64 gen(17 + s.d);
+		std::uniform_real_distribution<float> uf(0.0f, 1.0f);
+		std::vector<float> x((size_t) n * s.d);
+		for (int64_t i = 0; i < n; i++)
+			for (int32_t j = 0; j < s.d; j++)
+				x[(size_t) i * s.d + j] = (float) (i % 16) + uf(gen);
+		std::vector<double> c((size_t) s.k * s.d, 0.0);
+		for (int32_t ci = 0; ci < s.k; ci++)
+		{
+			int64_t		m = 0;
+			for (int64_t row = ci % 16; row < n; row += 16)
+				if ((row / 16) % 8 != ci / 16)
+				{
+					for (int32_t j = 0; j < s.d; j++)
+						c[(size_t) ci * s.d + j] += x[(size_t) row * s.d + j];
+					m++;
+				}
+			for (int32_t j = 0; j < s.d; j++)
+				c[(size_t) ci * s.d + j] /= (double) m;
+		}
+		int64_t		rows = 0, rechecked = 0;
+		pgkm_internal_label_rechecks(&rows, &rechecked);	/* reset */
+		auto		got = device_labels(x, s.d, c, 2);
+		pgkm_internal_label_rechecks(&rows, &rechecked);
+		int64_t		wrong = 0;
+		for (int64_t i = 0; i < n; i++)
+			wrong += got[i] != nearest_fp64(&x[(size_t) i * s.d], c.data(), s.k, s.d);
+		EXPECT_EQ(wrong, 0) << "d " << s.d << " k " << s.k;
+		EXPECT_EQ(rows, n);
+		EXPECT_GT(rechecked, n / 2) << "d " << s.d << " k " << s.k;
+		printf("d=%d k=%d: %lld of %lld rows open\n", s.d, s.k, (long long) rechecked, (long long) n);
+	}
+}
