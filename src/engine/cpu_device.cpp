@@ -7,8 +7,9 @@
  * depends only on the shape (never on the thread count); floating-point
  * partial sums are kept per chunk and reduced in chunk order, integer counts
  * are order-free, and centroid sums are accumulated per cluster in row order
- * by whichever thread owns that cluster. So n_threads = 1 and 7 give
- * bit-identical results.
+ * by whichever thread owns that cluster (with one worker, in the assignment
+ * pass itself, chunk by chunk). So n_threads = 1 and 7 give bit-identical
+ * results.
  *
  * Distances: the method finds the exact label (exact_distance.h); the
  * distance to the chosen centroid is sqdist_exact's, bit for bit
