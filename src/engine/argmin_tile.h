@@ -171,6 +171,10 @@ tile_run(const ArgminArgs &a)
 		}
 		if (d <= ARGMIN_KC)
 		{
+			/* the next block's rows, fetched while this one is computed (each row is read once) */
+			const int64_t ahead = min64(R, a.rows - r0 - nr) * d;
+			for (int64_t f = 0; f < ahead; f += 16)
+				__builtin_prefetch(xb + (size_t) R * d + f);
 			pack_rows(xb, nr, d, a.mean, 0, d, a.xt, x2, true);
 			for (int32_t b = 0; b < nb; b++)
 			{

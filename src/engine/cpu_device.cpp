@@ -7,13 +7,15 @@
  * depends only on the shape (never on the thread count); floating-point
  * partial sums are kept per chunk and reduced in chunk order, integer counts
  * are order-free, and centroid sums are accumulated per cluster in row order
- * by whichever thread owns that cluster. So n_threads = 1 and 7 give
- * bit-identical results.
+ * by whichever thread owns that cluster (with one worker, in the assignment
+ * pass itself, chunk by chunk). So n_threads = 1 and 7 give bit-identical
+ * results.
  *
  * Distances: the method finds the exact label (exact_distance.h); the
  * distance to the chosen centroid is sqdist_exact's, bit for bit
  * (row_distance.h), which is what inertia and distances use.
  */
+#include "centroid_sums.h"
 #include "cpu_assign.h"
 #include "device.h"
 #include "errors.h"
@@ -94,8 +96,8 @@ public:
 
 private:
 	void		assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *inertia,
-							int64_t *moved);
-	void		assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2);
+							int64_t *moved, bool add_sums = false);
+	void		assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool add_sums);
 	void		update_centroids(const int64_t *sizes, double *centroids);
 
 	const float *x_;
@@ -118,6 +120,7 @@ private:
 	std::vector<std::vector<double>> worker_dist_;	/* a chunk's distances when dist2 is null */
 	AssignCounts counts_;		/* of the last pass */
 	std::vector<int32_t> update_rows_;	/* update: per worker, a block's rows of its part */
+	bool		sums_ready_ = false;	/* the assignment pass summed the rows (one worker) */
 };
 
 void
@@ -133,10 +136,13 @@ CpuDevice::set_centroids(const double *centroids, int32_t k)
 /*
  * One chunk: the method's labels, then per row the exact fp64 distance
  * (row_distance.h), sizes and moved rows. The chunk's inertia adds the rows
- * into BANKS accumulators by row index, combined in a fixed order.
+ * into BANKS accumulators by row index, combined in a fixed order. With
+ * add_sums (one worker: chunks in row order) the chunk's rows are added to
+ * the centroid sums here, while they are still in cache, in the order the
+ * update would add them.
  */
 void
-CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2)
+CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool add_sums)
 {
 	const int32_t d = d_;
 	int64_t    *sizes = worker_sizes_.data() + (size_t) w * sizes_stride_;
@@ -164,18 +170,22 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2)
 		sizes[bi]++;
 	}
 	chunk_inertia_[ch] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+	if (add_sums)
+		add_rows_in_order(x_ + r0 * d, r1 - r0, d, best, sums_.data());
 	worker_moved_[(size_t) w * 16] += mv;
 }
 
 /* Full assignment pass: per-chunk inertia summed in chunk order, per-worker integer counts. */
 void
 CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *inertia,
-					   int64_t *moved)
+					   int64_t *moved, bool add_sums)
 {
 	const int32_t k = k_;
 	std::fill(worker_sizes_.begin(), worker_sizes_.end(), 0);
 	std::fill(worker_moved_.begin(), worker_moved_.end(), 0);
-	pool_->parallel_for(nchunks_, [&](int64_t ch, int w) { assign_chunk(ch, w, labels, dist2); });
+	if (add_sums)
+		std::fill(sums_.begin(), sums_.begin() + (size_t) k * d_, 0.0);
+	pool_->parallel_for(nchunks_, [&](int64_t ch, int w) { assign_chunk(ch, w, labels, dist2, add_sums); });
 	double		tot = 0;
 	for (double v : chunk_inertia_)
 		tot += v;
@@ -237,9 +247,9 @@ CpuDevice::update_centroids(const int64_t *sizes, double *centroids)
 			j1 = (int32_t) ((int64_t) d * (sl + 1) / slices);
 		double	   *sums = sums_.data();
 		int32_t    *rows = update_rows_.data() + (size_t) w * UPDATE_BLOCK;
-		for (int32_t c = c0; c < c1; c++)
+		for (int32_t c = c0; c < c1 && !sums_ready_; c++)
 			std::fill(sums + (size_t) c * d + j0, sums + (size_t) c * d + j1, 0.0);
-		for (int64_t i0 = 0; i0 < n_; i0 += UPDATE_BLOCK)
+		for (int64_t i0 = 0; i0 < n_ && !sums_ready_; i0 += UPDATE_BLOCK)
 		{
 			pool_->checkpoint(w);
 			const int32_t nb = (int32_t) std::min<int64_t>(UPDATE_BLOCK, n_ - i0);
@@ -254,13 +264,7 @@ CpuDevice::update_centroids(const int64_t *sizes, double *centroids)
 					rows[m] = r;
 					m += (uint32_t) (lb[r] - c0) < span;
 				}
-			for (int32_t t = 0; t < m; t++)
-			{
-				const float *xi = x_ + (i0 + rows[t]) * d;
-				double	   *sr = sums + (size_t) lb[rows[t]] * d;
-				for (int32_t j = j0; j < j1; j++)
-					sr[j] += (double) xi[j];
-			}
+			add_listed_rows(x_ + i0 * d, d, j0, j1, rows, m, lb, sums);
 		}
 		for (int32_t c = c0; c < c1; c++)
 		{
@@ -278,7 +282,8 @@ CpuDevice::iterate(IterStats *st, double *centroids, int64_t *sizes)
 {
 	double		inertia;
 	int64_t		moved;
-	assign_pass(labels_.data(), nullptr, sizes, &inertia, &moved);
+	sums_ready_ = pool_->size() == 1;
+	assign_pass(labels_.data(), nullptr, sizes, &inertia, &moved, sums_ready_);
 	st->inertia = inertia;
 	st->moved = moved;
 	std::copy(cent_.begin(), cent_.begin() + (size_t) k_ * d_, centroids);

@@ -70,10 +70,10 @@ struct GemmFormBound
 	double		limit(float best, float x2) const
 	{
 		const double vb = best, xx = (double) x2 * x2_up;
-		if (!(std::fabs(vb) <= BOUND_HUGE_V) || !(xx <= BOUND_HUGE_V) || !(k0 <= BOUND_HUGE_V))
-			return std::numeric_limits<double>::infinity();
+		const bool	finite = (std::fabs(vb) <= BOUND_HUGE_V) & (xx <= BOUND_HUGE_V) & (k0 <= BOUND_HUGE_V);
 		const double g = kv * vb + kx * xx + kxc * std::sqrt(xx) + k0;
-		return vb + g * (1 + BOUND_SLACK) + std::fabs(vb) * BOUND_SLACK;
+		const double lim = vb + g * (1 + BOUND_SLACK) + std::fabs(vb) * BOUND_SLACK;
+		return finite ? lim : std::numeric_limits<double>::infinity();	/* no branch: vectorises */
 	}
 };
 

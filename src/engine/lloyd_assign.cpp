@@ -423,6 +423,26 @@ LloydAssign::gemm_decide(int64_t r0, const int64_t *rows, int32_t m, Scratch &s,
 }
 
 /*
+ * Each row's limit (GemmFormBound::limit, lanes across rows: no FMA in
+ * these targets, so the scalar form's bits), then the rows whose runner-up
+ * does not clear it; returns their count.
+ */
+PGKM_TARGET_CLONES static int64_t
+open_rows(const GemmFormBound &b, const float *best, const float *second, const float *x2,
+		  int64_t rows, double *lims, int64_t *open)
+{
+	for (int64_t r = 0; r < rows; r++)
+		lims[r] = b.limit(best[r], x2[r]);
+	int64_t		m = 0;
+	for (int64_t r = 0; r < rows; r++)
+	{
+		open[m] = r;
+		m += !((double) second[r] > lims[r]);
+	}
+	return m;
+}
+
+/*
  * argmin over c of ||c||^2 - 2 x.c, rows and centroids centred (ties to the
  * lowest index) with the runner-up, by the tiled kernel; then fp64 among the
  * centroids that may still win for the rows the bound cannot decide;
@@ -444,15 +464,10 @@ LloydAssign::gemm_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out)
 	kern_.run(a);
 	if (!exact_labels.load(std::memory_order_relaxed))
 		return 0;
-	int64_t		m = 0;
 	s.undecided.resize(rows);
 	s.lims.resize(rows);
-	for (int64_t r = 0; r < rows; r++)
-	{
-		s.lims[r] = gemm_bound_.limit(s.best[r], s.x2[r]);
-		if (!((double) s.second[r] > s.lims[r]))
-			s.undecided[m++] = r;
-	}
+	const int64_t m = open_rows(gemm_bound_, s.best.data(), s.second.data(), s.x2.data(), rows,
+								s.lims.data(), s.undecided.data());
 	for (int64_t u = 0; u < m; u += DECIDE_ROWS)
 		gemm_decide(r0, s.undecided.data() + u, (int32_t) std::min<int64_t>(DECIDE_ROWS, m - u), s, out);
 	return m;

@@ -1,0 +1,37 @@
+/*
+ * centroid_sums.cpp: the update's per-cluster fp64 row sums (centroid_sums.h),
+ * built for AVX-512, AVX2 and the baseline and picked at load time: each
+ * feature's sum is the same chain of fp64 adds in every build.
+ */
+#include "centroid_sums.h"
+#include "simd.h"
+
+namespace pgkm
+{
+
+PGKM_TARGET_CLONES_V4 void
+add_rows_in_order(const float *x, int64_t rows, int32_t d, const int32_t *labels, double *sums)
+{
+	for (int64_t i = 0; i < rows; i++)
+	{
+		const float *xi = x + i * d;
+		double	   *__restrict sr = sums + (int64_t) labels[i] * d;
+		for (int32_t j = 0; j < d; j++)
+			sr[j] += (double) xi[j];
+	}
+}
+
+PGKM_TARGET_CLONES_V4 void
+add_listed_rows(const float *x, int32_t d, int32_t j0, int32_t j1, const int32_t *rows, int32_t m,
+				const int32_t *labels, double *sums)
+{
+	for (int32_t t = 0; t < m; t++)
+	{
+		const float *xi = x + (int64_t) rows[t] * d;
+		double	   *__restrict sr = sums + (int64_t) labels[rows[t]] * d;
+		for (int32_t j = j0; j < j1; j++)
+			sr[j] += (double) xi[j];
+	}
+}
+
+}							/* namespace pgkm */
