@@ -2,7 +2,7 @@
  * gpu_bench_hamerly.cpp: method 'hamerly' against 'lloyd' on the GPU, each
  * run to convergence (labels unchanged, tol 0) through the engine's public
  * API from the same k random rows (seed 1): Wu & Hong's generator (n =
- * 245,760, d = 32, k centres U[0,1]^32, N(0, sigma^2)) at k = 32 and 1024,
+ * 245,760, d = 32, k centres U[0,1]^32, N(0, sigma^2)) at k = 32, 256, 1024,
  * and 10M rows at d = 16 and 128, k = 1024 (centres U[-10,10]^d, sigma 0.5
  * and 1: well clustered). Per run: iterations, median ms per iteration,
  * total (create .. result), the fraction of distance computations skipped
@@ -49,11 +49,13 @@ hamerly_bench(const Plugin &pl, int64_t max_n)
 		{245760, 32, 32, 0, 1, std::sqrt(0.0125), 1000, "Wu & Hong A, sigma2 0.0125"},
 		{245760, 32, 32, 0, 1, std::sqrt(0.05), 1000, "Wu & Hong A, sigma2 0.05"},
 		{245760, 32, 32, 0, 1, std::sqrt(0.3), 1000, "Wu & Hong A, sigma2 0.3"},
+		{245760, 32, 256, 0, 1, std::sqrt(0.0125), 1000, "Wu & Hong's generator, sigma2 0.0125"},
+		{245760, 32, 256, 0, 1, std::sqrt(0.05), 1000, "Wu & Hong's generator, sigma2 0.05"},
 		{245760, 32, 1024, 0, 1, std::sqrt(0.0125), 1000, "Wu & Hong B, sigma2 0.0125"},
 		{245760, 32, 1024, 0, 1, std::sqrt(0.05), 1000, "Wu & Hong B, sigma2 0.05"},
 		{245760, 32, 1024, 0, 1, std::sqrt(0.3), 1000, "Wu & Hong B, sigma2 0.3"},
-		{10000000, 16, 1024, -10, 10, 0.5, 100, "blobs, sigma 0.5"},
-		{10000000, 128, 1024, -10, 10, 1.0, 50, "blobs, sigma 1"},
+		{10000000, 16, 1024, -10, 10, 0.5, 300, "blobs, sigma 0.5"},
+		{10000000, 128, 1024, -10, 10, 1.0, 100, "blobs, sigma 1"},
 	};
 	printf("\n#### --hamerly: 'hamerly' vs 'lloyd' on the GPU, engine API (device gpu, init random rows seed 1, tol 0,\n"
 		   "#### stop when no label changes or at max_iter); ms/it = median iteration, it1 = the first; total = create..result\n");

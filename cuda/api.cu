@@ -292,6 +292,13 @@ pgkm_cuda_debug_hamerly(void *h)
 	return h ? static_cast<Run *>(h)->plan.hamerly : -1;
 }
 
+/* Rows the last Hamerly pass labelled against every centroid (of which pgkm_cuda_debug_decided in fp64). */
+extern "C" __attribute__((visibility("default"))) int64_t
+pgkm_cuda_debug_listed(void *h)
+{
+	return h ? static_cast<Run *>(h)->listed : -1;
+}
+
 /* Sample rows of the last k-means++ (0 before one ran). */
 extern "C" __attribute__((visibility("default"))) int64_t
 pgkm_cuda_debug_kpp_rows(void *h)

@@ -44,7 +44,7 @@ Buffers::~Buffers()
 	void	   *dev[] = {d_x, d_xlo, d_chunk[0], d_chunk[1], d_chunk_lo[0], d_chunk_lo[1], d_labels, d_cf, d_cf_lo,
 		d_bias, d_mu, d_c64, d_acc, d_partials, d_tile, d_dist2, d_maxabs, d_norms, d_colrange,
 		d_list_mask ? (void *) d_list_mask : (void *) d_list, d_list_count, d_lower, d_open, d_cprev, d_geom,
-		d_open_count};	/* the list's allocation starts at its masks */
+		d_open_count, d_cfh, d_ties};	/* the list's allocation starts at its masks */
 	for (void *p : dev)
 		if (p)
 			cudaFree(p);
@@ -200,6 +200,8 @@ allocate_run_buffers(Run &r)
 		b.d_cprev = alloc_as<double>(b, kd * 8);
 		b.d_geom = alloc_as<double>(b, (size_t) r.k * 16);
 		b.d_open_count = alloc_as<unsigned int>(b, 16);
+		b.d_cfh = alloc_as<float>(b, kd * 4);
+		b.d_ties = alloc_as<int32_t>(b, (size_t) r.n * 4);
 	}
 	const size_t x_bytes = (size_t) r.n * r.d * sizeof(float);
 	if (p.resident)

@@ -2,16 +2,14 @@
  * hamerly.cu: iterate() with Hamerly's bounds (plan.hamerly: resident rows,
  * d <= 1024), exact: every label is the fp64 argmin of sqdist_exact (lowest
  * index on exact ties), as run_pass's, so the run is Lloyd's. Per pass:
- *   1. (not the first) per centroid j, by directed rounding: its drift
- *      delta_j >= ||c_j - c'_j|| (c' the centroids the bounds refer to) and
- *      s_j <= min_{j' != j} ||c_j - c_j'|| / 2;
+ *   1. per centroid j: float(c_j) for step 3, and (not the first pass) by
+ *      directed rounding its drift delta_j >= ||c_j - c'_j|| (c' the
+ *      centroids the bounds refer to) and s_j <= min_{j' != j} ||c_j - c_j'|| / 2;
  *   2. a warp per 32 rows: each row's fp64 distance e to its label's centroid
  *      (any order), its lower bound l -= the largest drift of another
  *      centroid, and the row listed unless its label is proven (below);
- *   3. the listed rows against every centroid in sqdist_exact's own order
- *      (a block per 64 rows, 64 centroids x 16 features per step through
- *      shared memory): the argmin, bit for bit the CPU engine's, and from the
- *      runner-up the new l;
+ *   3. the listed rows labelled exactly against every centroid, with a new l
+ *      (hamerly_label.cu: a float level, fp64 where it cannot decide);
  *   4. the sorted update over every row (sums, counts, exact distances), as
  *      the TILED and GEMM paths end.
  *
@@ -24,16 +22,16 @@
  * >= max(l, 2 s_a - T) =: L (l: below; 2 s_a - T by the triangle inequality
  * through c_a). L > T gives E_c >= R_c (1 - g) > T^2 (1 - g) >= E_a for every
  * c != a: a is the unique fp64 argmin. l is a lower bound on ||x - c|| over
- * c != a: set in step 3 to sqrt(E_2 (1 - 2g)) rounded down (E_2 the
- * runner-up's E; R_c >= E_c / (1 + g)), lowered each pass by the largest
- * drift of another centroid, rounded down. Relative bounds fail where a
+ * c != a: set in step 3 (hamerly_label.cu says why it is one), lowered each
+ * pass by the largest drift of another centroid, rounded down. Relative bounds fail where a
  * term underflows (each by at most 2^-1075): T^2 and l^2 are moved out by
  * tiny = (d + 2) 2^-1070 for that. The drifts and s are rounded
  * outwards operation by operation (__dsub_ru / _rd, ...), so they hold for
  * the real distances between the fp64 centroids. A non-finite value fails
  * every test: the row is listed.
  */
-#include "device/exact_label.cuh"
+#include "device/bracket.cuh"
+#include "hamerly_args.h"
 #include "launch.cuh"
 
 #include <algorithm>
@@ -41,31 +39,9 @@
 namespace pgkm_cuda
 {
 
-struct HamArgs
-{
-	const float *x, *xlo, *shift;	/* resident rows as kept (stored_value) */
-	int64_t		n;
-	int			d, k;
-	const double *c64, *cprev;	/* current centroids; those the bounds refer to */
-	int32_t    *labels;
-	double	   *lower;
-	int32_t    *open;			/* rows to label */
-	unsigned int *open_count;
-	double	   *geom;			/* k drifts, then k half-distances */
-	double		gup, glo;		/* 1 + 5g and 1 - 2g (above) */
-	double		tiny;			/* covers the terms' underflows (above) */
-	int			first;			/* no valid bounds: every row is listed */
-	int64_t		list0, list1;	/* step 3: this launch's part of the list */
-	unsigned long long *moved;
-};
-
 static constexpr int GEO_THREADS = 256;
 static constexpr int FL_THREADS = 256;
 static constexpr int FL_WARPS = FL_THREADS / 32;
-static constexpr int OR_THREADS = 256;
-static constexpr int OR_ROWS = 64;		/* rows per block: 16 groups of 4 */
-static constexpr int OR_CENTS = 64;		/* centroids per step: 16 lanes x 4 */
-static constexpr int OR_F = 16;			/* features per step */
 
 /* Step 1: block j; d fp64 of dynamic shared memory. */
 __global__ void __launch_bounds__(GEO_THREADS)
@@ -76,8 +52,13 @@ geometry_kernel(HamArgs a)
 	const int	j = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	const int	d = a.d, k = a.k;
 	for (int f = threadIdx.x; f < d; f += GEO_THREADS)
+	{
 		cj[f] = a.c64[(size_t) j * d + f];
+		a.cf[(size_t) j * d + f] = __double2float_rn(cj[f]);
+	}
 	__syncthreads();
+	if (a.first)
+		return;					/* no bounds to move yet */
 	double		m = dinf();
 	for (int o = warp; o < k; o += GEO_THREADS / 32)
 	{
@@ -178,20 +159,17 @@ filter_kernel(HamArgs a)
 		else
 		{
 			double		my_e = 0;
-			int			my_l = 0;
+			const int	my_l = i < a.n ? a.labels[i] : 0;
 			const int	nr = (int) (a.n - base < 32 ? a.n - base : 32);
 			for (int r = 0; r < nr; r++)
 			{
 				const int64_t row = base + r;
-				const int	l = a.labels[row];
+				const int	l = __shfl_sync(FULL, my_l, r);
 				const size_t o = (size_t) row * d;
 				const double e = warp_dist2_any(a.x + o, a.xlo ? a.xlo + o : nullptr, a.shift,
 												a.c64 + (size_t) l * d, d);
 				if (lane == r)
-				{
 					my_e = e;
-					my_l = l;
-				}
 			}
 			if (i < a.n)
 			{
@@ -212,144 +190,6 @@ filter_kernel(HamArgs a)
 	}
 }
 
-/*
- * Step 3: list positions [list0, list1), 64 rows per block and round.
- * Thread t: rows 4 (t / 16) .. + 3 of the block's, centroids t % 16 + 16 q
- * of each step of 64; each (row, centroid) summed over features in order
- * with sqdist_exact's operations (padding adds exact zeros).
- */
-__global__ void __launch_bounds__(OR_THREADS)
-open_rows_kernel(HamArgs a)
-{
-	__shared__ double xs[OR_F][OR_ROWS];
-	__shared__ double cs[OR_F][OR_CENTS];
-	__shared__ int32_t rows_s[OR_ROWS];
-	const int	t = threadIdx.x, rg = t >> 4, cl = t & 15;
-	const int	d = a.d, k = a.k;
-	unsigned	moved = 0;
-	for (int64_t g0 = a.list0 + (int64_t) blockIdx.x * OR_ROWS; g0 < a.list1; g0 += (int64_t) gridDim.x * OR_ROWS)
-	{
-		__syncthreads();		/* rows_s is rewritten */
-		if (t < OR_ROWS)
-			rows_s[t] = g0 + t < a.list1 ? a.open[g0 + t] : -1;
-		__syncthreads();
-		double		bv[4], sv[4];
-		int			bi[4];
-#pragma unroll
-		for (int p = 0; p < 4; p++)
-		{
-			bv[p] = sv[p] = dinf();
-			bi[p] = -1;
-		}
-		for (int c0 = 0; c0 < k; c0 += OR_CENTS)
-		{
-			double		acc[4][4];
-#pragma unroll
-			for (int p = 0; p < 4; p++)
-#pragma unroll
-				for (int q = 0; q < 4; q++)
-					acc[p][q] = 0;
-			for (int f0 = 0; f0 < d; f0 += OR_F)
-			{
-				for (int q = t; q < OR_ROWS * OR_F; q += OR_THREADS)
-				{
-					const int	rr = q / OR_F, ff = q % OR_F, j = f0 + ff;
-					const int	row = rows_s[rr];
-					double		v = 0;
-					if (row >= 0 && j < d)
-					{
-						const size_t o = (size_t) row * d;
-						v = (double) stored_value(a.x + o, a.xlo ? a.xlo + o : nullptr, a.shift, j);
-					}
-					xs[ff][rr] = v;
-				}
-				for (int q = t; q < OR_CENTS * OR_F; q += OR_THREADS)
-				{
-					const int	cc = q / OR_F, ff = q % OR_F, j = f0 + ff, c = c0 + cc;
-					cs[ff][cc] = c < k && j < d ? a.c64[(size_t) c * d + j] : 0.0;
-				}
-				__syncthreads();
-#pragma unroll
-				for (int ff = 0; ff < OR_F; ff++)
-				{
-					double		xv[4], cv[4];
-#pragma unroll
-					for (int q = 0; q < 4; q++)
-					{
-						xv[q] = xs[ff][rg * 4 + q];
-						cv[q] = cs[ff][cl + 16 * q];
-					}
-#pragma unroll
-					for (int p = 0; p < 4; p++)
-#pragma unroll
-						for (int q = 0; q < 4; q++)
-						{
-							const double u = __dsub_rn(xv[p], cv[q]);
-							acc[p][q] = __dadd_rn(acc[p][q], __dmul_rn(u, u));
-						}
-				}
-				__syncthreads();
-			}
-			/* this thread's centroids in increasing index: strict < keeps the lowest on ties */
-#pragma unroll
-			for (int q = 0; q < 4; q++)
-			{
-				const int	c = c0 + cl + 16 * q;
-				if (c < k)
-#pragma unroll
-					for (int p = 0; p < 4; p++)
-					{
-						const double v = acc[p][q];
-						if (bi[p] < 0 || v < bv[p])
-						{
-							sv[p] = bv[p];
-							bv[p] = v;
-							bi[p] = c;
-						}
-						else
-							sv[p] = fmin(sv[p], v);
-					}
-			}
-		}
-		/* best (lowest index on ties) and runner-up over the 16 threads of each row */
-#pragma unroll
-		for (int p = 0; p < 4; p++)
-		{
-			double		b = bv[p], s = sv[p];
-			int			bidx = bi[p];
-			for (int off = 8; off > 0; off >>= 1)
-			{
-				const double ob = __shfl_xor_sync(FULL, b, off), os = __shfl_xor_sync(FULL, s, off);
-				const int	oi = __shfl_xor_sync(FULL, bidx, off);
-				if (oi >= 0 && (bidx < 0 || ob < b || (ob == b && oi < bidx)))
-				{
-					s = fmin(os, b);
-					b = ob;
-					bidx = oi;
-				}
-				else
-					s = fmin(s, ob);
-			}
-			const int	row = rows_s[rg * 4 + p];
-			if (cl == 0 && row >= 0)
-			{
-				const int	lbl = bidx >= 0 ? bidx : 0;
-				moved += a.labels[row] != lbl;
-				a.labels[row] = lbl;
-				a.lower[row] = __dsqrt_rd(fmax(__dsub_rd(__dmul_rd(s, a.glo), a.tiny), 0.0));
-			}
-		}
-	}
-	if (moved)
-		atomicAdd(a.moved, (unsigned long long) moved);
-}
-
-static double
-gamma_of(double m, double unit)
-{
-	return m * unit / (1 - m * unit);
-}
-
 /* One iteration's pass with the bounds; the results land where run_pass puts them. */
 void
 run_hamerly_pass(Run &r)
@@ -365,7 +205,7 @@ run_hamerly_pass(Run &r)
 		upload_centroids(r);
 	CK(cudaMemsetAsync(B.d_acc, 0, (nacc + 3) * sizeof(unsigned long long), s));
 	CK(cudaMemsetAsync(B.d_partials, 0, r.plan.nslots * sizeof(double), s));
-	CK(cudaMemsetAsync(B.d_open_count, 0, sizeof(unsigned int), s));
+	CK(cudaMemsetAsync(B.d_open_count, 0, 2 * sizeof(unsigned int), s));
 	HamArgs		h {};
 	h.x = B.d_x;
 	h.xlo = B.d_xlo;
@@ -375,10 +215,12 @@ run_hamerly_pass(Run &r)
 	h.k = k;
 	h.c64 = B.d_c64;
 	h.cprev = B.d_cprev;
+	h.cf = B.d_cfh;
 	h.labels = B.d_labels;
 	h.lower = B.d_lower;
 	h.open = B.d_open;
 	h.open_count = B.d_open_count;
+	h.ties = B.d_ties;
 	h.geom = B.d_geom;
 	const double g = gamma_of(d + 40, 0x1p-53);
 	h.gup = 1 + 5 * g;			/* >= (1 + g) / (1 - g)^2, its own rounding covered by the slack */
@@ -387,38 +229,26 @@ run_hamerly_pass(Run &r)
 	h.first = r.bounds_valid ? 0 : 1;
 	h.moved = B.d_acc + nacc;
 	r.launches += 3;
-	if (!h.first)
-	{
-		geometry_kernel<<<k, GEO_THREADS, (size_t) d * sizeof(double), s>>>(h);
-		CKLAUNCH("geometry_kernel");
-		r.launches++;
-	}
+	geometry_kernel<<<k, GEO_THREADS, (size_t) d * sizeof(double), s>>>(h);
+	CKLAUNCH("geometry_kernel");
 	const int	fgrid = (int) std::max<int64_t>(1, std::min<int64_t>((r.n + FL_THREADS - 1) / FL_THREADS,
 																	 8LL * r.limits.sms));
 	filter_kernel<<<fgrid, FL_THREADS, 0, s>>>(h);
 	CKLAUNCH("filter_kernel");
-	/* the list's length on the host: step 3 is launched for what is listed only */
-	unsigned long long *count_h = B.h_acc + nacc + 3;
-	*count_h = 0;
-	CK(cudaMemcpyAsync(count_h, B.d_open_count, sizeof(unsigned int), cudaMemcpyDeviceToHost, s));
-	CK(cudaStreamSynchronize(s));
 	r.launches += 2;
-	const int64_t count = (int64_t) (unsigned int) *count_h;
-	check_interrupt(r);
-	int			per_sm = 0;
-	CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, open_rows_kernel, OR_THREADS, 0));
-	const int64_t max_grid = (int64_t) std::max(1, per_sm) * r.limits.sms;
-	/* launches of ~3 d k fp64 operations per row, about 0.25 TFLOP each, so interrupts are seen */
-	const int64_t slice = std::max<int64_t>(4096, (int64_t) (2.5e11 / (3.0 * d * k)));
-	for (int64_t s0 = 0; s0 < count; s0 += slice)
+	/*
+	 * Step 3 over the list's possible positions (its length stays on the
+	 * device: blocks past it return at once), in launches of about 0.5 TFLOP
+	 * of float work so that interrupts are seen.
+	 */
+	const Bracket br = make_bracket(d + 8, d, float_centroid_radius(r.cent.data(), k, d));
+	const int64_t slice = std::max<int64_t>(8192, (int64_t) (5e11 / (2.0 * d * k)));
+	for (int64_t s0 = 0; s0 < r.n; s0 += slice)
 	{
 		h.list0 = s0;
-		h.list1 = std::min(count, s0 + slice);
-		const int64_t grid = std::min(max_grid, (h.list1 - s0 + OR_ROWS - 1) / OR_ROWS);
-		open_rows_kernel<<<(int) grid, OR_THREADS, 0, s>>>(h);
-		CKLAUNCH("open_rows_kernel");
-		r.launches++;
-		if (h.list1 < count)
+		h.list1 = std::min(r.n, s0 + slice);
+		launch_label_listed(r, h, br, h.list1 == r.n, s);
+		if (h.list1 < r.n)
 		{
 			CK(cudaStreamSynchronize(s));
 			check_interrupt(r);
@@ -453,11 +283,14 @@ run_hamerly_pass(Run &r)
 	/* the centroids the labels and bounds now refer to */
 	CK(cudaMemcpyAsync(B.d_cprev, B.d_c64, kd * sizeof(double), cudaMemcpyDeviceToDevice, s));
 	CK(cudaMemcpyAsync(B.h_acc, B.d_acc, (nacc + 3) * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
-	r.launches += 3;
+	unsigned int *counts = reinterpret_cast<unsigned int *>(B.h_acc + nacc + 3);	/* listed, left to fp64 */
+	CK(cudaMemcpyAsync(counts, B.d_open_count, 2 * sizeof(unsigned int), cudaMemcpyDeviceToHost, s));
+	r.launches += 4;
 	CK(cudaStreamSynchronize(s));
 	CK(cudaGetLastError());
-	r.decided = count;
-	r.distances = count * k + (h.first ? 0 : r.n);
+	r.listed = counts[0];
+	r.decided = counts[1];
+	r.distances = ((int64_t) counts[0] + counts[1]) * k + (h.first ? 0 : r.n);
 	r.pruned = true;
 	r.bounds_valid = true;
 }

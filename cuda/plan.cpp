@@ -172,12 +172,15 @@ kpp_rows_within(int64_t want, int64_t avail, int d, int k, int sms, bool copy_ro
 /*
  * What buffers.cu allocates for Hamerly, in its order: the lower bounds (n
  * fp64), the rows to label (n int32), the centroids the bounds refer to
- * (k x d fp64), drifts and half-distances (2k fp64), the list's count.
+ * (k x d fp64), drifts and half-distances (2k fp64), the lists' counts,
+ * float centroids (k x d), the rows left to fp64 (n int32).
  */
 int64_t
 hamerly_bytes(int64_t n, int d, int k)
 {
-	return counted(n * 8) + counted(n * 4) + counted((int64_t) k * d * 8) + counted((int64_t) k * 16) + counted(16);
+	const int64_t kd = (int64_t) k * d;
+	return counted(n * 8) + counted(n * 4) + counted(kd * 8) + counted((int64_t) k * 16) + counted(16) +
+		counted(kd * 4) + counted(n * 4);
 }
 
 int64_t

@@ -120,7 +120,7 @@ int64_t		kpp_scratch_bytes(int64_t rows, int d, int k, int sms, bool copy_rows);
 /* The largest sample of at most want rows whose scratch fits in avail bytes (0 if none). */
 int64_t		kpp_rows_within(int64_t want, int64_t avail, int d, int k, int sms, bool copy_rows);
 
-/* Hamerly: device bytes of its bounds, list of rows to label, centroid geometry. */
+/* Hamerly: device bytes of its bounds, lists of rows to label, centroid geometry. */
 int64_t		hamerly_bytes(int64_t n, int d, int k);
 
 /* TILED: bytes per chunk row of the list of rows to decide (the row, and its candidates' mask when k <= 64). */

@@ -60,7 +60,9 @@ struct Buffers
 	int32_t    *d_open = nullptr;	/* Hamerly: the rows whose label is not proven, this pass */
 	double	   *d_cprev = nullptr;	/* Hamerly: the centroids d_lower and the labels refer to */
 	double	   *d_geom = nullptr;	/* Hamerly: k drifts, then k half-distances to the nearest other centroid */
-	unsigned int *d_open_count = nullptr;	/* Hamerly: d_open's length */
+	unsigned int *d_open_count = nullptr;	/* Hamerly: d_open's length, then d_ties' */
+	float	   *d_cfh = nullptr;	/* Hamerly: float(c), k x d */
+	int32_t    *d_ties = nullptr;	/* Hamerly: listed rows its float level left to fp64 */
 
 	cudaStream_t s_comp = nullptr, s_copy = nullptr;
 	cudaEvent_t ev_copy[2] = {nullptr, nullptr}, ev_done[2] = {nullptr, nullptr};
@@ -108,6 +110,7 @@ struct Run
 	int64_t		kpp_rows_used = 0;	/* sample rows of the last k-means++ */
 	bool		bounds_valid = false;	/* Hamerly: d_lower, d_cprev and the labels agree */
 	int64_t		distances = -1;	/* distance computations of the last iteration (-1: n x k) */
+	int64_t		listed = 0;		/* Hamerly: rows the last pass labelled against every centroid */
 	bool		pruned = false; /* the last iteration ran Hamerly */
 };
 

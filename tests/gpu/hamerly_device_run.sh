@@ -2,9 +2,9 @@
 # tests/gpu/hamerly_device_run.sh: on a CUDA host, in one call: build the
 # plugin, the GPU tests and gpu_bench (build-gpu/); run the plan tests, the
 # Hamerly GPU tests, `gpu_bench --hamerly`, the rest of the GPU tests, and
-# compute-sanitizer memcheck on the small Hamerly cases. Logs go to $OUT
+# compute-sanitizer memcheck and racecheck on the small Hamerly cases. Logs go to $OUT
 # (default ./gpu-out); the last lines are a summary. Time caps (s): HAM_TESTS
-# (150), HAM_BENCH (120), REST_TESTS (150), HAM_SAN (90).
+# (150), HAM_BENCH (120), REST_TESTS (150), HAM_SAN (90 per tool).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
 source tests/gpu/host_env.sh || exit 1
@@ -31,10 +31,14 @@ grep -E "^== |speed-up|^   (lloyd|hamerly)" "$OUT/hamerly_bench.log" | tee -a "$
 timeout "${REST_TESTS:-150}" $T --gtest_filter="-$HAM" >"$OUT/other_gpu_tests.log" 2>&1 || rc=1
 stamp "other gpu tests: $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/other_gpu_tests.log" | tr '\n' ' ')"
 grep -E "^\[  FAILED  \]" "$OUT/hamerly_tests.log" "$OUT/other_gpu_tests.log" | tee -a "$OUT/summary.txt"
-SAN='HamerlyGpu.AbiReportsPrunedPasses:HamerlyGpu.TiesDuplicatesAndEdgeShapes:Paths/HamerlyNearTies.SameRunAsLloyd/3'
-timeout "${HAM_SAN:-90}" compute-sanitizer --tool memcheck --error-exitcode 9 $T --gtest_filter="$SAN" \
-  >"$OUT/sanitizer_memcheck.log" 2>&1
-src=$?; [ $src -ne 0 ] && rc=1
-stamp "memcheck rc=$src: $(grep -E 'ERROR SUMMARY|^\[  (PASSED|FAILED)  \]' "$OUT/sanitizer_memcheck.log" | tr '\n' ' ')"
+for tool in memcheck racecheck; do
+  # racecheck is slow on cuBLAS's kernels: the GEMM case (/3) under memcheck only
+  SAN='HamerlyGpu.AbiReportsPrunedPasses:HamerlyGpu.TiesDuplicatesAndEdgeShapes'
+  [ $tool = memcheck ] && SAN="$SAN:Paths/HamerlyNearTies.SameRunAsLloyd/3"
+  timeout "${HAM_SAN:-90}" compute-sanitizer --tool $tool --error-exitcode 9 $T --gtest_filter="$SAN" \
+    >"$OUT/sanitizer_$tool.log" 2>&1
+  src=$?; [ $src -ne 0 ] && rc=1
+  stamp "$tool rc=$src: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED)  \]' "$OUT/sanitizer_$tool.log" | tr '\n' ' ')"
+done
 stamp "status $rc"
 exit $rc

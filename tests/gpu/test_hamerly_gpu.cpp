@@ -191,6 +191,11 @@ TEST(HamerlyGpu, StreamedRunsLloydPasses)
 TEST(HamerlyGpu, AbiReportsPrunedPasses)
 {
 	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
+	void	   *lib = dlopen(plugin_path(), RTLD_NOW | RTLD_LOCAL);
+	auto		is_hamerly = (int (*) (void *)) dlsym(lib, "pgkm_cuda_debug_hamerly");
+	auto		listed = (int64_t (*) (void *)) dlsym(lib, "pgkm_cuda_debug_listed");
+	ASSERT_NE(is_hamerly, nullptr);
+	ASSERT_NE(listed, nullptr);
 	const int64_t n = 50000;
 	const int	d = 20, k = 32;
 	auto		x = gpu_blobs(n, d, k, 71, 0.3);
@@ -203,9 +208,6 @@ TEST(HamerlyGpu, AbiReportsPrunedPasses)
 	EXPECT_STREQ(err, "unknown GPU method 7");
 	cfg.method = PGKM_CUDA_METHOD_HAMERLY;
 	ASSERT_EQ(api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err)), 0) << err;
-	static auto is_hamerly = (int (*) (void *)) dlsym(dlopen(plugin_path(), RTLD_NOW | RTLD_LOCAL),
-													   "pgkm_cuda_debug_hamerly");
-	ASSERT_NE(is_hamerly, nullptr);
 	EXPECT_EQ(is_hamerly(h), 1);
 	ASSERT_EQ(api()->set_centroids(h, init.data(), err, sizeof(err)), 0) << err;
 	std::vector<double> c((size_t) k * d);
@@ -216,11 +218,24 @@ TEST(HamerlyGpu, AbiReportsPrunedPasses)
 		ASSERT_EQ(api()->iterate(h, &st, c.data(), sizes.data(), err, sizeof(err)), 0) << err;
 		EXPECT_EQ(st.method, PGKM_CUDA_METHOD_HAMERLY);
 		if (it == 0)
-			EXPECT_EQ(st.distances, 0 * n + debug_decided(h) * k) << "first pass: every row listed";
-		else
-			EXPECT_EQ(st.distances, n + debug_decided(h) * k);
-		EXPECT_LE(debug_decided(h), n);
+		{
+			EXPECT_EQ(listed(h), n) << "first pass: every row listed";
+		}
+		EXPECT_EQ(st.distances, (it == 0 ? 0 : n) + (listed(h) + debug_decided(h)) * k);
+		EXPECT_LE(debug_decided(h), listed(h));
 	}
-	EXPECT_LT(debug_decided(h), n / 2) << "a converging run lists fewer rows than it has";
+	EXPECT_LT(listed(h), n / 2) << "a converging run lists fewer rows than it has";
+	EXPECT_LT(debug_decided(h), listed(h) / 10 + 10) << "blobs: the float level decides nearly every listed row";
+	api()->destroy(h);
+
+	/* near-ties at the float level's resolution go on to fp64 */
+	pgkm_test::NearTies t = pgkm_test::near_ties(20000, 16, 24, 0.0, 5);
+	ASSERT_EQ(api()->create(t.x.data(), 20000, 16, 24, &cfg, &h, err, sizeof(err)), 0) << err;
+	ASSERT_EQ(api()->set_centroids(h, t.c.data(), err, sizeof(err)), 0) << err;
+	c.resize(24 * 16);
+	sizes.resize(24);
+	pgkm_cuda_iter st {};
+	ASSERT_EQ(api()->iterate(h, &st, c.data(), sizes.data(), err, sizeof(err)), 0) << err;
+	EXPECT_GT(debug_decided(h), 100);
 	api()->destroy(h);
 }

@@ -143,7 +143,7 @@ TEST(Plan, HamerlyBoundsAreCounted)
 	ham.hamerly = true;
 	const int64_t n = 1000000;
 	const int	d = 32, k = 1024;
-	EXPECT_EQ(hamerly_bytes(n, d, k), n * 8 + n * 4 + (int64_t) k * d * 8 + (int64_t) k * 16 + 16);
+	EXPECT_EQ(hamerly_bytes(n, d, k), n * 16 + (int64_t) k * d * 12 + (int64_t) k * 16 + 16);
 	const int64_t big = 40LL << 30;
 	Plan		lloyd = make_plan(n, d, k, Settings(), h100(), big);
 	Plan		p = make_plan(n, d, k, ham, h100(), big);
