@@ -290,7 +290,12 @@ run_hamerly_pass(Run &r)
 	CK(cudaGetLastError());
 	r.listed = counts[0];
 	r.decided = counts[1];
-	r.distances = ((int64_t) counts[0] + counts[1]) * k + (h.first ? 0 : r.n);
+	/*
+	 * As the CPU's Hamerly counts: n own distances, and k - 1 more per listed
+	 * row (its own is among the k); the fp64 level's second look at a row is
+	 * not counted, as Lloyd's exact labels are not
+	 */
+	r.distances = h.first ? r.listed * k : r.n + r.listed * (k - 1);
 	r.pruned = true;
 	r.bounds_valid = true;
 }
