@@ -43,6 +43,26 @@ static constexpr int GEO_THREADS = 256;
 static constexpr int FL_THREADS = 256;
 static constexpr int FL_WARPS = FL_THREADS / 32;
 
+/*
+ * Warp-collective: ||u - v||^2 rounded up (UP) or down at every operation,
+ * so above or below the real value; every lane gets it.
+ */
+template <bool UP>
+__device__ __forceinline__ double
+warp_dist2_rounded(const double *u, const double *v, int d)
+{
+	double		s = 0;
+	for (int f = threadIdx.x & 31; f < d; f += 32)
+	{
+		const double p = u[f], q = v[f];
+		const double t = UP ? (p >= q ? __dsub_ru(p, q) : __dsub_ru(q, p)) : (p >= q ? __dsub_rd(p, q) : __dsub_rd(q, p));
+		s = UP ? __dadd_ru(s, __dmul_ru(t, t)) : __dadd_rd(s, __dmul_rd(t, t));
+	}
+	for (int off = 16; off > 0; off >>= 1)
+		s = UP ? __dadd_ru(s, __shfl_xor_sync(FULL, s, off)) : __dadd_rd(s, __shfl_xor_sync(FULL, s, off));
+	return s;
+}
+
 /* Step 1: block j; d fp64 of dynamic shared memory. */
 __global__ void __launch_bounds__(GEO_THREADS)
 geometry_kernel(HamArgs a)
@@ -64,33 +84,11 @@ geometry_kernel(HamArgs a)
 	{
 		if (o == j)
 			continue;
-		const double *co = a.c64 + (size_t) o * d;
-		double		s = 0;
-		for (int f = lane; f < d; f += 32)
-		{
-			const double u = cj[f], v = co[f];
-			const double t = u >= v ? __dsub_rd(u, v) : __dsub_rd(v, u);
-			s = __dadd_rd(s, __dmul_rd(t, t));
-		}
-		for (int off = 16; off > 0; off >>= 1)
-			s = __dadd_rd(s, __shfl_xor_sync(FULL, s, off));
-		m = fmin(m, s);
+		m = fmin(m, warp_dist2_rounded<false>(cj, a.c64 + (size_t) o * d, d));
 	}
 	if (lane == 0)
 		wmin[warp] = m;
-	double		dr = 0;
-	if (warp == 0)
-	{
-		const double *cp = a.cprev + (size_t) j * d;
-		for (int f = lane; f < d; f += 32)
-		{
-			const double u = cj[f], v = cp[f];
-			const double t = u >= v ? __dsub_ru(u, v) : __dsub_ru(v, u);
-			dr = __dadd_ru(dr, __dmul_ru(t, t));
-		}
-		for (int off = 16; off > 0; off >>= 1)
-			dr = __dadd_ru(dr, __shfl_xor_sync(FULL, dr, off));
-	}
+	const double dr = warp == 0 ? warp_dist2_rounded<true>(cj, a.cprev + (size_t) j * d, d) : 0;
 	__syncthreads();
 	if (threadIdx.x == 0)
 	{

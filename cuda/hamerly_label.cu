@@ -45,6 +45,80 @@ merge_best(T &b, T &s, int &bi, T ob, T os, int oi)
 		s = ob < s ? ob : s;
 }
 
+/* The same over the 16 lanes of a half warp (every lane gets it). */
+template <typename T>
+__device__ __forceinline__ void
+reduce_best16(T &b, T &s, int &bi)
+{
+	for (int off = 8; off > 0; off >>= 1)
+	{
+		const T		ob = __shfl_xor_sync(FULL, b, off), os = __shfl_xor_sync(FULL, s, off);
+		const int	oi = __shfl_xor_sync(FULL, bi, off);
+		merge_best(b, s, bi, ob, os, oi);
+	}
+}
+
+/*
+ * A thread's P rows x Q centroids of one step into its rows' (smallest, its
+ * index, next smallest); centroid(q) increases with q, and steps come in
+ * increasing index, so strict < keeps the lowest index on ties.
+ */
+template <typename T, int P, int Q, typename Centroid>
+__device__ __forceinline__ void
+fold_best(const T (&acc)[P][Q], T (&b)[P], T (&s)[P], int (&bi)[P], int k, Centroid centroid)
+{
+#pragma unroll
+	for (int q = 0; q < Q; q++)
+	{
+		const int	c = centroid(q);
+		if (c < k)
+#pragma unroll
+			for (int p = 0; p < P; p++)
+			{
+				const T		v = acc[p][q];
+				if (bi[p] < 0 || v < b[p])
+				{
+					s[p] = b[p];
+					b[p] = v;
+					bi[p] = c;
+				}
+				else
+					s[p] = v < s[p] ? v : s[p];
+			}
+	}
+}
+
+/*
+ * One step's operands into shared memory: features f0 .. + F - 1 of the
+ * block's rows (rows_s, -1: none) as stored, and of centroids c0 .. + C - 1
+ * from c (k x d, float(c) or c); 0 past d, k or the list, which adds exact
+ * zeros to the sums.
+ */
+template <int THREADS, int ROWS, int CENTS, typename T, int F, int R, int C, typename CT>
+__device__ __forceinline__ void
+fill_step(T (&xs)[F][R], T (&cs)[F][C], const int32_t *rows_s, const HamArgs &a, const CT *c, int c0, int f0)
+{
+	static_assert(ROWS <= R && CENTS <= C, "the shared arrays hold a step");
+	const int	d = a.d;
+	for (int q = threadIdx.x; q < ROWS * F; q += THREADS)
+	{
+		const int	rr = q / F, ff = q % F, j = f0 + ff;
+		const int	row = rows_s[rr];
+		T			v = 0;
+		if (row >= 0 && j < d)
+		{
+			const size_t o = (size_t) row * d;
+			v = (T) stored_value(a.x + o, a.xlo ? a.xlo + o : nullptr, a.shift, j);
+		}
+		xs[ff][rr] = v;
+	}
+	for (int q = threadIdx.x; q < CENTS * F; q += THREADS)
+	{
+		const int	cc = q / F, ff = q % F, j = f0 + ff, cn = c0 + cc;
+		cs[ff][cc] = cn < a.k && j < d ? (T) c[(size_t) cn * d + j] : (T) 0;
+	}
+}
+
 /*
  * Level 1: list positions [list0, min(list1, count)). Thread t: rows
  * 8 (t / 16) .. + 7 of the block's, centroids 4 (t % 16) .. + 3 of each
@@ -84,23 +158,7 @@ label_float_kernel(HamArgs a, Bracket br)
 					acc[p][q] = 0.0f;
 			for (int f0 = 0; f0 < d; f0 += OF_F)
 			{
-				for (int q = t; q < OF_ROWS * OF_F; q += OF_THREADS)
-				{
-					const int	rr = q / OF_F, ff = q % OF_F, j = f0 + ff;
-					const int	row = rows_s[rr];
-					float		v = 0.0f;
-					if (row >= 0 && j < d)
-					{
-						const size_t o = (size_t) row * d;
-						v = stored_value(a.x + o, a.xlo ? a.xlo + o : nullptr, a.shift, j);
-					}
-					xs[ff][rr] = v;
-				}
-				for (int q = t; q < OF_CENTS * OF_F; q += OF_THREADS)
-				{
-					const int	cc = q / OF_F, ff = q % OF_F, j = f0 + ff, c = c0 + cc;
-					cs[ff][cc] = c < k && j < d ? a.cf[(size_t) c * d + j] : 0.0f;
-				}
+				fill_step<OF_THREADS, OF_ROWS, OF_CENTS>(xs, cs, rows_s, a, a.cf, c0, f0);
 				__syncthreads();
 #pragma unroll
 				for (int ff = 0; ff < OF_F; ff++)
@@ -121,37 +179,14 @@ label_float_kernel(HamArgs a, Bracket br)
 				}
 				__syncthreads();
 			}
-#pragma unroll
-			for (int q = 0; q < 4; q++)
-			{
-				const int	c = c0 + cl * 4 + q;
-				if (c < k)
-#pragma unroll
-					for (int p = 0; p < 8; p++)
-					{
-						const float v = acc[p][q];
-						if (i1[p] < 0 || v < e1[p])
-						{
-							e2[p] = e1[p];
-							e1[p] = v;
-							i1[p] = c;
-						}
-						else
-							e2[p] = fminf(e2[p], v);
-					}
-			}
+			fold_best(acc, e1, e2, i1, k, [&](int q) { return c0 + cl * 4 + q; });
 		}
 #pragma unroll
 		for (int p = 0; p < 8; p++)
 		{
 			float		b = e1[p], s = e2[p];
 			int			bi = i1[p];
-			for (int off = 8; off > 0; off >>= 1)
-			{
-				const float ob = __shfl_xor_sync(FULL, b, off), os = __shfl_xor_sync(FULL, s, off);
-				const int	oi = __shfl_xor_sync(FULL, bi, off);
-				merge_best(b, s, bi, ob, os, oi);
-			}
+			reduce_best16(b, s, bi);
 			const int	row = rows_s[rg * 8 + p];
 			if (cl == 0 && row >= 0)
 			{
@@ -219,23 +254,7 @@ label_fp64_kernel(HamArgs a)
 					acc[p][q] = 0;
 			for (int f0 = 0; f0 < d; f0 += OR_F)
 			{
-				for (int q = t; q < OR_ROWS * OR_F; q += OR_THREADS)
-				{
-					const int	rr = q / OR_F, ff = q % OR_F, j = f0 + ff;
-					const int	row = rows_s[rr];
-					double		v = 0;
-					if (row >= 0 && j < d)
-					{
-						const size_t o = (size_t) row * d;
-						v = (double) stored_value(a.x + o, a.xlo ? a.xlo + o : nullptr, a.shift, j);
-					}
-					xs[ff][rr] = v;
-				}
-				for (int q = t; q < OR_CENTS * OR_F; q += OR_THREADS)
-				{
-					const int	cc = q / OR_F, ff = q % OR_F, j = f0 + ff, c = c0 + cc;
-					cs[ff][cc] = c < k && j < d ? a.c64[(size_t) c * d + j] : 0.0;
-				}
+				fill_step<OR_THREADS, OR_ROWS, OR_CENTS>(xs, cs, rows_s, a, a.c64, c0, f0);
 				__syncthreads();
 #pragma unroll
 				for (int ff = 0; ff < OR_F; ff++)
@@ -258,26 +277,7 @@ label_fp64_kernel(HamArgs a)
 				}
 				__syncthreads();
 			}
-			/* this thread's centroids in increasing index: strict < keeps the lowest on ties */
-#pragma unroll
-			for (int q = 0; q < 4; q++)
-			{
-				const int	c = c0 + cl + 16 * q;
-				if (c < k)
-#pragma unroll
-					for (int p = 0; p < 4; p++)
-					{
-						const double v = acc[p][q];
-						if (bi[p] < 0 || v < bv[p])
-						{
-							sv[p] = bv[p];
-							bv[p] = v;
-							bi[p] = c;
-						}
-						else
-							sv[p] = fmin(sv[p], v);
-					}
-			}
+			fold_best(acc, bv, sv, bi, k, [&](int q) { return c0 + cl + 16 * q; });
 		}
 		/* best (lowest index on ties) and runner-up over the 16 threads of each row */
 #pragma unroll
@@ -285,12 +285,7 @@ label_fp64_kernel(HamArgs a)
 		{
 			double		b = bv[p], s = sv[p];
 			int			bidx = bi[p];
-			for (int off = 8; off > 0; off >>= 1)
-			{
-				const double ob = __shfl_xor_sync(FULL, b, off), os = __shfl_xor_sync(FULL, s, off);
-				const int	oi = __shfl_xor_sync(FULL, bidx, off);
-				merge_best(b, s, bidx, ob, os, oi);
-			}
+			reduce_best16(b, s, bidx);
 			const int	row = rows_s[rg * 4 + p];
 			if (cl == 0 && row >= 0)
 			{
