@@ -211,7 +211,7 @@ allocate_run_buffers(Run &r)
 			b.d_xlo = alloc_as<float>(b, x_bytes);
 	}
 	ensure_pass_buffers(r);
-	CK(cudaMallocHost((void **) &b.h_acc, (kd + r.k + 4) * 8));	/* + Hamerly's list length */
+	CK(cudaMallocHost((void **) &b.h_acc, (kd + r.k + 4) * 8));	/* + Hamerly's two list lengths */
 	CK(cudaMallocHost((void **) &b.h_cstage, (2 * kd + r.k) * 4));
 	CK(cudaMallocHost((void **) &b.h_c64, kd * 8));
 
