@@ -16,6 +16,7 @@
  *   gpu_bench PLUGIN --sweep|--paths [--sweep-n N]     (gpu_bench_sweeps.cpp)
  *   gpu_bench PLUGIN --papers                          (gpu_bench_papers.cpp)
  *   gpu_bench PLUGIN --kernel popcorn|build|stream|all [--max-n N]   (gpu_bench_kernel.cpp)
+ *   gpu_bench PLUGIN --hamerly [--max-n N]             (gpu_bench_hamerly.cpp)
  * --fast: fp64-atomic sums instead of deterministic; --force-path,
  * --global-sums: the plugin's measurement switches for the engine table;
  * --uniform: U[0,1)^d rows instead of 64 blobs; --mod16: row i (i mod 16) +
@@ -116,13 +117,14 @@ main(int argc, char **argv)
 	if (argc < 2)
 	{
 		fprintf(stderr, "usage: %s PLUGIN [--quick] [--cpu-iters N] [--shapes n:d:k,...] [--fast] [--force-path P]"
-				" [--global-sums] [--uniform|--mod16] | --sweep|--paths [--sweep-n N] | --papers | --kernel WHAT [--max-n N]\n",
+				" [--global-sums] [--uniform|--mod16] | --sweep|--paths [--sweep-n N] | --papers | --kernel WHAT [--max-n N]"
+				" | --hamerly [--max-n N]\n",
 				argv[0]);
 		return 2;
 	}
 	Plugin		pl;
 	pl.file = argv[1];
-	bool		quick = false, do_sweep = false, do_papers = false, do_paths = false;
+	bool		quick = false, do_sweep = false, do_papers = false, do_paths = false, do_hamerly = false;
 	std::string data = "blobs";
 	std::string kernel_what;
 	int64_t		max_n = INT64_MAX;
@@ -160,6 +162,8 @@ main(int argc, char **argv)
 			do_papers = true;
 		else if (!strcmp(argv[i], "--paths"))
 			do_paths = true;
+		else if (!strcmp(argv[i], "--hamerly"))
+			do_hamerly = true;
 		else if (!strcmp(argv[i], "--kernel") && i + 1 < argc)
 			kernel_what = argv[++i];
 		else if (!strcmp(argv[i], "--max-n") && i + 1 < argc)
@@ -204,6 +208,8 @@ main(int argc, char **argv)
 		paths_sweep(pl, sweep_n, c);
 	else if (do_papers)
 		papers(pl);
+	else if (do_hamerly)
+		hamerly_bench(pl, max_n);
 	else
 		engine_table(pl, c, shapes_arg, quick, cpu_iters, cfg, data);
 	return 0;

@@ -113,6 +113,8 @@ struct EngineRun
 	std::vector<double> init;	/* the run's initial centroids (k x d) */
 	int			iterations = 0, converged = 0;
 	double		final_inertia = NAN;
+	int64_t		distances = 0, distances_lloyd = 0;	/* pgkm_result's distance computations */
+	std::string method_used;
 	double		iter_mean_after_first() const;	/* the first carries start-up work */
 };
 EngineRun	run_engine(const std::vector<float> &x, int64_t n, int d, const pgkm_options &o);
@@ -127,6 +129,8 @@ std::string ms(const LloydTime &t);
 void		sweep(const Plugin &pl, int64_t n, const Ceilings &c);
 void		paths_sweep(const Plugin &pl, int64_t n, const Ceilings &c);
 void		papers(const Plugin &pl);
+/* Method 'hamerly' against 'lloyd' on the GPU (gpu_bench_hamerly.cpp); max_n cuts the 10M-row shapes. */
+void		hamerly_bench(const Plugin &pl, int64_t max_n);
 /* Kernel k-means (gpu_bench_kernel.cpp): what = popcorn, build, stream or all; shapes cut to max_n rows. */
 void		kernel_bench(const Plugin &pl, const Ceilings &c, const std::string &what, int64_t max_n);
 

@@ -468,6 +468,9 @@ run_engine(const std::vector<float> &x, int64_t n, int d, const pgkm_options &o)
 		out.iterations = res.iterations;
 		out.converged = res.converged;
 		out.final_inertia = res.inertia;
+		out.distances = res.distance_computations;
+		out.distances_lloyd = res.distance_computations_lloyd;
+		out.method_used = res.method_used ? res.method_used : "";
 		out.init.assign(res.initial_centroids, res.initial_centroids + (size_t) res.k * d);
 	}
 	else

@@ -150,6 +150,7 @@ api_init_kmeanspp(void *h, uint64_t seed, double *centroids, int32_t *k_found, c
 		if (!centroids || !k_found)
 			fail(PGKM_ERR_INVALID, "NULL argument");
 		*k_found = kmeanspp(r, seed, centroids);
+		r.bounds_valid = false;
 	});
 }
 
@@ -174,8 +175,17 @@ api_iterate(void *h, pgkm_cuda_iter *out, double *centroids, int64_t *sizes, cha
 		Run		   &r = run_of(h);
 		if (!out || !centroids || !sizes)
 			fail(PGKM_ERR_INVALID, "NULL argument");
-		run_pass(r, nullptr, nullptr);
+		if (r.plan.hamerly)
+			run_hamerly_pass(r);
+		else
+		{
+			run_pass(r, nullptr, nullptr);
+			r.distances = -1;
+			r.pruned = false;
+		}
 		read_update(r, out, centroids, sizes);
+		out->distances = r.distances;
+		out->method = r.pruned ? PGKM_CUDA_METHOD_HAMERLY : PGKM_CUDA_METHOD_LLOYD;
 	});
 }
 
@@ -187,6 +197,7 @@ api_assign(void *h, int32_t *labels, double *dist2, int64_t *sizes, double *iner
 		if (!labels || !dist2 || !sizes || !inertia)
 			fail(PGKM_ERR_INVALID, "NULL argument");
 		run_pass(r, labels, dist2);
+		r.bounds_valid = false;	/* Hamerly's bounds are not kept by Lloyd's pass */
 		read_sizes(r, sizes, inertia);
 	});
 }
@@ -272,6 +283,20 @@ extern "C" __attribute__((visibility("default"))) int64_t
 pgkm_cuda_debug_decided(void *h)
 {
 	return h ? static_cast<Run *>(h)->decided : -1;
+}
+
+/* 1 when iterate() prunes with Hamerly's bounds (config.method and the plan allow it). */
+extern "C" __attribute__((visibility("default"))) int
+pgkm_cuda_debug_hamerly(void *h)
+{
+	return h ? static_cast<Run *>(h)->plan.hamerly : -1;
+}
+
+/* Rows the last Hamerly pass labelled against every centroid (of which pgkm_cuda_debug_decided in fp64). */
+extern "C" __attribute__((visibility("default"))) int64_t
+pgkm_cuda_debug_listed(void *h)
+{
+	return h ? static_cast<Run *>(h)->listed : -1;
 }
 
 /* Sample rows of the last k-means++ (0 before one ran). */

@@ -34,11 +34,10 @@
  * (1 -+ 2^-40) cover them. A non-finite E_c (overflow, NaN) or rho gives
  * [-inf, inf]: that candidate always goes on, and if H is infinite every one.
  */
-#include "device/exact_label.cuh"
+#include "device/bracket.cuh"
 #include "launch.cuh"
 
 #include <algorithm>
-#include <cfloat>
 
 namespace pgkm_cuda
 {
@@ -47,28 +46,6 @@ static constexpr int DL_THREADS = 512;
 static constexpr int DL_WARPS = DL_THREADS / 32;
 static constexpr int DL_PER_LANE = TILED_MAX_D / 32;	/* row features a lane holds */
 static constexpr int DL_GROUP = 4;	/* candidates summed side by side (open rows have ~4 at d = 768) */
-
-struct Bracket
-{
-	double		g1, au, band, rho;	/* level 1's constants (above) */
-};
-
-/* [lo, hi] around ||x - c|| from E_c (level 1). */
-__device__ __forceinline__ double
-bracket_lo(const Bracket &b, float e)
-{
-	if (!(e <= FLT_MAX))
-		return -dinf();
-	return sqrt(fmax((double) e - 2 * b.au, 0.0) * (1 - b.g1)) * (1 - 0x1p-40) - b.rho;
-}
-
-__device__ __forceinline__ double
-bracket_hi(const Bracket &b, float e)
-{
-	if (!(e <= FLT_MAX))
-		return dinf();
-	return (sqrt(((double) e + 2 * b.au) * (1 + 2 * b.g1)) + b.rho) * (1 + 0x1p-40);
-}
 
 /*
  * Grid-stride over the list, a warp per row. Dynamic shared memory: k floats
@@ -202,12 +179,6 @@ decide_listed_kernel(PassArgs a, Bracket br, int cs_in_smem)
 	}
 }
 
-static double
-gamma_of(double m, double unit)
-{
-	return m * unit / (1 - m * unit);
-}
-
 /*
  * After the TILED kernel of a chunk: decides the listed rows (the count is
  * read on the device, so no host round trip). float(c) is read from shared
@@ -224,12 +195,7 @@ launch_decide_listed(Run &r, const PassArgs &a, cudaStream_t s)
 	CK(cudaFuncGetAttributes(&fa, (const void *) decide_listed_kernel));
 	const bool	cs = ev + kd * sizeof(float) + fa.sharedSizeBytes <= (size_t) r.limits.smem_optin;
 	const size_t smem = ev + (cs ? kd * sizeof(float) : 0);
-	Bracket		br;
-	const int	per_lane = (r.d + 31) / 32;
-	br.g1 = gamma_of(per_lane + 8, 0x1p-24);
-	br.au = (r.d + 32) * 0x1p-149;
-	br.band = (1 + 2 * gamma_of(r.d + 2, 0x1p-53)) * (1 + 0x1p-40);
-	br.rho = r.test.rho_f;
+	const Bracket br = make_bracket((r.d + 31) / 32 + 8, r.d, r.test.rho_f);
 	allow_smem((const void *) decide_listed_kernel, r, smem);
 	int			per_sm = 0;
 	CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decide_listed_kernel, DL_THREADS, smem));

@@ -56,7 +56,7 @@ allow_smem(const void *kernel, const Run &r, size_t smem)
  * stream orders it, and it saves a host round trip per iteration. Also sets
  * the label test of these centroids (label_bound.h).
  */
-static void
+void
 upload_centroids(Run &r)
 {
 	Buffers    &B = r.buf;

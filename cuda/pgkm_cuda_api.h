@@ -12,7 +12,7 @@
  * the same sequence of labels on either engine (each row's label is the fp64
  * argmin of the CPU engine's sqdist_exact, lowest index on exact ties):
  *   create -> (init_kmeanspp | set_centroids) -> iterate* -> assign -> destroy
- * and for kernel k-means (ABI 3; the kernel_* entry points, NULL in a plugin
+ * and for kernel k-means (since ABI 3; the kernel_* entry points, NULL in a plugin
  * without it, which the engine then runs on the CPU):
  *   kernel_plan? -> kernel_create -> kernel_build -> (kernel_rows | kernel_pass)* -> kernel_destroy
  * with the semantics of the engine's KernelDevice (src/engine/kernel_device.h).
@@ -33,7 +33,7 @@
 extern "C" {
 #endif
 
-#define PGKM_CUDA_ABI_VERSION 3
+#define PGKM_CUDA_ABI_VERSION 4
 #define PGKM_CUDA_ENTRY_SYMBOL "pgkm_cuda_get_api"
 
 typedef int (*pgkm_cuda_interrupt_fn) (void *ctx);
@@ -65,6 +65,14 @@ typedef enum pgkm_cuda_sums
 								 * reference the private sums are tested against */
 } pgkm_cuda_sums;
 
+/* How iterate() assigns (config.method); both give the same labels. */
+typedef enum pgkm_cuda_method
+{
+	PGKM_CUDA_METHOD_LLOYD = 0,	/* every row against every centroid */
+	PGKM_CUDA_METHOD_HAMERLY = 1	/* rows whose bounds prove their label are skipped
+								 * (resident runs with d <= 1024; others run Lloyd) */
+} pgkm_cuda_method;
+
 typedef struct pgkm_cuda_config
 {
 	int64_t		memory_limit;	/* bytes; 0 = what cudaMemGetInfo allows */
@@ -72,6 +80,7 @@ typedef struct pgkm_cuda_config
 	int32_t		device_ordinal; /* -1 = current/default device */
 	pgkm_cuda_interrupt_fn interrupt;	/* may be NULL */
 	void	   *interrupt_ctx;
+	int32_t		method;			/* pgkm_cuda_method */
 
 	/*
 	 * Measurement and test switches. 0 in every field is the production
@@ -94,6 +103,9 @@ typedef struct pgkm_cuda_iter
 								 * centroids before this update), fp64 */
 	int64_t		moved;			/* labels changed vs the previous assignment
 								 * (all n on the first iteration) */
+	int64_t		distances;		/* distance computations of the assignment;
+								 * -1: every row against every centroid */
+	int32_t		method;			/* pgkm_cuda_method of the assignment */
 } pgkm_cuda_iter;
 
 /* Where kernel k-means keeps K (kernel config.matrix). */

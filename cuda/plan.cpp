@@ -40,6 +40,9 @@ settings_from_config(const pgkm_cuda_config *cfg)
 		fail(PGKM_ERR_INVALID, "GEMM tile must be 1..1024 MB (got %d)", cfg->gemm_tile_mb);
 	if (cfg->gemm_tile_mb > 0)
 		s.gemm_tile_bytes = (int64_t) cfg->gemm_tile_mb << 20;
+	if (cfg->method != PGKM_CUDA_METHOD_LLOYD && cfg->method != PGKM_CUDA_METHOD_HAMERLY)
+		fail(PGKM_ERR_INVALID, "unknown GPU method %d", cfg->method);
+	s.hamerly = cfg->method == PGKM_CUDA_METHOD_HAMERLY;
 	return s;
 }
 
@@ -166,6 +169,20 @@ kpp_rows_within(int64_t want, int64_t avail, int d, int k, int sms, bool copy_ro
 	return lo;
 }
 
+/*
+ * What buffers.cu allocates for Hamerly, in its order: the lower bounds (n
+ * fp64), the rows to label (n int32), the centroids the bounds refer to
+ * (k x d fp64), drifts and half-distances (2k fp64), the lists' counts,
+ * float centroids (k x d), the rows left to fp64 (n int32).
+ */
+int64_t
+hamerly_bytes(int64_t n, int d, int k)
+{
+	const int64_t kd = (int64_t) k * d;
+	return counted(n * 8) + counted(n * 4) + counted(kd * 8) + counted((int64_t) k * 16) + counted(16) +
+		counted(kd * 4) + counted(n * 4);
+}
+
 int64_t
 tiled_list_row_bytes(int k)
 {
@@ -232,7 +249,8 @@ finish_plan(Plan &p, int64_t n, int d, int k, const Settings &s, const DeviceLim
 		b += counted((int64_t) d * 8);
 	const int64_t x_bytes = n * (int64_t) d * 4;
 	const int64_t chunks = 2 * p.x_copies * counted(p.chunk_rows * d * 4);
-	p.pass_bytes = b + norms + list + (p.resident ? p.x_copies * counted(x_bytes) : chunks);
+	p.pass_bytes = b + norms + list + (p.resident ? p.x_copies * counted(x_bytes) : chunks) +
+		(p.hamerly ? hamerly_bytes(n, d, k) : 0);
 	p.loan_bytes = p.resident ? 0 : chunks + counted(p.chunk_rows * 8) + norms + list +
 		(p.path == PATH_GEMM ? counted(p.tile_rows * k * 4) : 0);
 }
@@ -262,13 +280,24 @@ try_plan(int64_t n, int d, int k, const Settings &s, const DeviceLimits &dev, in
 	const double flops_row = (double) k * (2.0 * d + 2.0);
 	const int64_t batch = (int64_t) std::max(65536.0, 1.0e12 / flops_row);
 
-	/* resident: the data, and k-means++'s sample beside it */
+	/*
+	 * resident: the data, and k-means++'s sample beside it; Hamerly's bounds
+	 * too when asked for (a resident plan without them runs Lloyd's passes,
+	 * which give the same labels)
+	 */
 	p.resident = true;
 	p.chunk_rows = std::min(batch, n);
-	finish_plan(p, n, d, k, s, dev);
 	const bool	kpp_copies = !(p.kpp_rows == n && p.product != PRODUCT_3XTF32);
-	if (p.pass_bytes + kpp_scratch_bytes(p.kpp_rows, d, k, dev.sms, kpp_copies) <= budget)
-		return true;
+	for (bool bounds : {true, false})
+	{
+		p.hamerly = bounds && s.hamerly && d <= TILED_MAX_D;
+		if (bounds && !p.hamerly)
+			continue;
+		finish_plan(p, n, d, k, s, dev);
+		if (p.pass_bytes + kpp_scratch_bytes(p.kpp_rows, d, k, dev.sms, kpp_copies) <= budget)
+			return true;
+	}
+	p.hamerly = false;
 
 	/*
 	 * Streamed: two chunk buffers (copy of chunk c + 1 beside the pass over

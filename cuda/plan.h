@@ -69,6 +69,7 @@ struct Settings
 	bool		global_sums = false;
 	int			gemm_blocks_per_sm = 4;
 	int64_t		gemm_tile_bytes = 16LL << 20;
+	bool		hamerly = false;	/* config.method: prune with Hamerly's bounds where the plan allows */
 };
 
 /* Throws Failure {PGKM_ERR_INVALID} for a value out of range. */
@@ -99,6 +100,8 @@ struct Plan
 	int64_t		pass_bytes = 0; /* device memory of the pass: every buffer the run holds */
 	int64_t		loan_bytes = 0; /* streamed: of which the buffers each pass fills afresh
 								 * (chunk copies, GEMM tile, distances), lent to init */
+	bool		hamerly = false;	/* iterate() prunes with Hamerly's bounds (hamerly.cu): asked
+									 * for, resident with its bounds, d <= TILED_MAX_D */
 };
 
 /*
@@ -116,6 +119,9 @@ int64_t		kpp_sample_rows(int64_t n, int k);
 int64_t		kpp_scratch_bytes(int64_t rows, int d, int k, int sms, bool copy_rows);
 /* The largest sample of at most want rows whose scratch fits in avail bytes (0 if none). */
 int64_t		kpp_rows_within(int64_t want, int64_t avail, int d, int k, int sms, bool copy_rows);
+
+/* Hamerly: device bytes of its bounds, lists of rows to label, centroid geometry. */
+int64_t		hamerly_bytes(int64_t n, int d, int k);
 
 /* TILED: bytes per chunk row of the list of rows to decide (the row, and its candidates' mask when k <= 64). */
 int64_t		tiled_list_row_bytes(int k);

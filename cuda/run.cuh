@@ -56,6 +56,13 @@ struct Buffers
 	int32_t    *d_list = nullptr;	/* TILED: a chunk's rows left to decide in fp64 */
 	unsigned long long *d_list_mask = nullptr;	/* TILED, k <= 64: their candidates (in d_list's allocation) */
 	unsigned int *d_list_count = nullptr;	/* TILED: one count per chunk, zeroed per pass */
+	double	   *d_lower = nullptr;	/* Hamerly: per row a lower bound on its distance to every other centroid */
+	int32_t    *d_open = nullptr;	/* Hamerly: the rows whose label is not proven, this pass */
+	double	   *d_cprev = nullptr;	/* Hamerly: the centroids d_lower and the labels refer to */
+	double	   *d_geom = nullptr;	/* Hamerly: k drifts, then k half-distances to the nearest other centroid */
+	unsigned int *d_open_count = nullptr;	/* Hamerly: d_open's length, then d_ties' */
+	float	   *d_cfh = nullptr;	/* Hamerly: float(c), k x d */
+	int32_t    *d_ties = nullptr;	/* Hamerly: listed rows its float level left to fp64 */
 
 	cudaStream_t s_comp = nullptr, s_copy = nullptr;
 	cudaEvent_t ev_copy[2] = {nullptr, nullptr}, ev_done[2] = {nullptr, nullptr};
@@ -101,6 +108,10 @@ struct Run
 	bool		cent_dirty = true;	/* cent not yet uploaded */
 	int			launches = 0;	/* kernel launches + copies of the last pass */
 	int64_t		kpp_rows_used = 0;	/* sample rows of the last k-means++ */
+	bool		bounds_valid = false;	/* Hamerly: d_lower, d_cprev and the labels agree */
+	int64_t		distances = -1;	/* distance computations of the last iteration (-1: n x k) */
+	int64_t		listed = 0;		/* Hamerly: rows the last pass labelled against every centroid */
+	bool		pruned = false; /* the last iteration ran Hamerly */
 };
 
 /*
@@ -121,6 +132,12 @@ void		read_update(Run &r, pgkm_cuda_iter *out, double *centroids, int64_t *sizes
 void		read_sizes(const Run &r, int64_t *sizes, double *inertia);
 void		make_current(Run &r, const double *centroids);
 void		check_interrupt(Run &r);
+
+/* pass.cu: the centroids in the path's layout, when changed. */
+void		upload_centroids(Run &r);
+
+/* hamerly.cu: one pass with Hamerly's bounds (plan.hamerly): labels, sums, inertia as run_pass's. */
+void		run_hamerly_pass(Run &r);
 
 /* kmeanspp.cu: greedy k-means++ on a sample; returns the distinct centroids found. */
 int32_t		kmeanspp(Run &r, uint64_t seed, double *centroids);

@@ -188,6 +188,7 @@ public:
 		cfg_.device_ordinal = -1;
 		cfg_.interrupt = interrupt;
 		cfg_.interrupt_ctx = ctx;
+		cfg_.method = opt->method == PGKM_METHOD_HAMERLY ? PGKM_CUDA_METHOD_HAMERLY : PGKM_CUDA_METHOD_LLOYD;
 		open(k);
 	}
 	~GpuDevice() override
@@ -227,16 +228,25 @@ public:
 	{
 		pgkm_cuda_iter it;
 		memset(&it, 0, sizeof(it));
+		it.distances = -1;
 		err_[0] = '\0';
 		check(p_->api->iterate(h_, &it, centroids, sizes, err_, sizeof(err_)), "iteration", err_);
 		st->inertia = it.inertia;
 		st->moved = it.moved;
+		pass_distances_ = it.distances;
+		pass_method_ = it.method == PGKM_CUDA_METHOD_HAMERLY ? PGKM_METHOD_HAMERLY : PGKM_METHOD_LLOYD;
+	}
+	int64_t		last_pass_distances(int32_t *method) const override
+	{
+		*method = pass_method_;
+		return pass_distances_;
 	}
 	void		assign(int32_t *labels, double *dist2, int64_t *sizes, double *inertia) override
 	{
 		err_[0] = '\0';
 		check(p_->api->assign(h_, labels, dist2, sizes, inertia, err_, sizeof(err_)),
 			  "assignment", err_);
+		pass_distances_ = -1;	/* every distance, under the method of the run's passes */
 	}
 	std::string detail() const override { return p_->probe_info; }
 	const char *name() const override { return "gpu"; }
@@ -262,6 +272,8 @@ private:
 	pgkm_cuda_config cfg_ {};
 	void	   *h_ = nullptr;
 	char		err_[512];
+	int64_t		pass_distances_ = -1;
+	int32_t		pass_method_ = PGKM_METHOD_LLOYD;
 };
 
 std::unique_ptr<Device>

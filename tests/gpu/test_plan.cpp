@@ -126,6 +126,42 @@ TEST(Plan, SettingsFromConfig)
 	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.gemm_blocks_per_sm = 9; }), PGKM_ERR_INVALID);
 	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.gemm_tile_mb = 1025; }), PGKM_ERR_INVALID);
 	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.gemm_tile_mb = -1; }), PGKM_ERR_INVALID);
+	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.method = 2; }), PGKM_ERR_INVALID);
+	EXPECT_FALSE(def.hamerly);
+	cfg.method = PGKM_CUDA_METHOD_HAMERLY;
+	EXPECT_TRUE(settings_from_config(&cfg).hamerly);
+}
+
+/*
+ * Hamerly's bounds are counted: a resident plan holds them beside Lloyd's
+ * bytes; a budget that holds the data but not them keeps the data resident
+ * without them (Lloyd's passes); d > 1024 and streamed plans never prune.
+ */
+TEST(Plan, HamerlyBoundsAreCounted)
+{
+	Settings	ham;
+	ham.hamerly = true;
+	const int64_t n = 1000000;
+	const int	d = 32, k = 1024;
+	EXPECT_EQ(hamerly_bytes(n, d, k), n * 16 + (int64_t) k * d * 12 + (int64_t) k * 16 + 16);
+	const int64_t big = 40LL << 30;
+	Plan		lloyd = make_plan(n, d, k, Settings(), h100(), big);
+	Plan		p = make_plan(n, d, k, ham, h100(), big);
+	EXPECT_FALSE(lloyd.hamerly);
+	EXPECT_TRUE(p.hamerly);
+	EXPECT_TRUE(p.resident);
+	EXPECT_EQ(p.pass_bytes, lloyd.pass_bytes + hamerly_bytes(n, d, k));
+	/* just enough for Lloyd resident with the sample: no room for the bounds */
+	const int64_t kpp = kpp_scratch_bytes(lloyd.kpp_rows, d, k, h100().sms, true);
+	Plan		tight = make_plan(n, d, k, ham, h100(), lloyd.pass_bytes + kpp);
+	EXPECT_TRUE(tight.resident);
+	EXPECT_FALSE(tight.hamerly);
+	EXPECT_EQ(tight.pass_bytes, lloyd.pass_bytes);
+	Plan		with = make_plan(n, d, k, ham, h100(), lloyd.pass_bytes + kpp + hamerly_bytes(n, d, k));
+	EXPECT_TRUE(with.hamerly);
+	EXPECT_LE(with.pass_bytes + kpp, with.budget);
+	EXPECT_FALSE(make_plan(n, d, k, ham, h100(), n * d).hamerly) << "streamed";
+	EXPECT_FALSE(make_plan(20000, 1100, 16, ham, h100(), big).hamerly) << "d > 1024";
 }
 
 /* The H100 suite's engine shapes (bench/gpu_bench.cpp) at the card's free memory: all resident. */

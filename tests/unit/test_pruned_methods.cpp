@@ -317,9 +317,12 @@ TEST(AutoMethod, EstimateCountsTheBounds)
 	EXPECT_EQ(est(PGKM_METHOD_AUTO), est(PGKM_METHOD_HAMERLY)) << "auto estimates what it will choose";
 }
 
-/* The pruned methods run on the CPU: device 'gpu' refuses them, 'auto' falls back, says why. */
+/*
+ * Of the pruned methods only Hamerly runs on the GPU: device 'gpu' refuses
+ * the others, 'auto' falls back and says why; Hamerly is asked of the plugin.
+ */
 #ifdef PGKM_FAKE_CUDA_PLUGIN
-TEST(PrunedDevice, GpuRunsLloydAndAutoOnly)
+TEST(PrunedDevice, GpuRunsLloydHamerlyAndAutoOnly)
 {
 	const std::string saved = pgkm_internal_set_driver_library("");
 	std::vector<float> x = {0, 0, 0, 1, 10, 10, 10, 11};
@@ -329,18 +332,27 @@ TEST(PrunedDevice, GpuRunsLloydAndAutoOnly)
 	o.device = PGKM_DEVICE_GPU;
 	EngineResult r = run_engine(x, 2, o);
 	EXPECT_EQ(r.status, PGKM_ERR_GPU_UNAVAILABLE);
-	EXPECT_EQ(r.err, "method \"elkan\" runs on the CPU only; the GPU engine runs \"lloyd\" and \"auto\"");
+	EXPECT_EQ(r.err, "method \"elkan\" runs on the CPU only; the GPU engine runs \"lloyd\", \"hamerly\" and \"auto\"");
 	o.device = PGKM_DEVICE_AUTO;
 	r = run_engine(x, 2, o);
 	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
 	EXPECT_EQ(r.device, "cpu");
-	EXPECT_EQ(r.fallback, "method \"elkan\" runs on the CPU only; the GPU engine runs \"lloyd\" and \"auto\"");
+	EXPECT_EQ(r.fallback, "method \"elkan\" runs on the CPU only; the GPU engine runs \"lloyd\", \"hamerly\" and \"auto\"");
 	EXPECT_EQ(r.method_used, "elkan");
 	o.method = PGKM_METHOD_AUTO;
 	r = run_engine(x, 2, o);
 	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
 	EXPECT_EQ(r.device, "gpu");
 	EXPECT_EQ(r.method_used, "lloyd");
+	for (int dev : {PGKM_DEVICE_GPU, PGKM_DEVICE_AUTO})
+	{
+		o.method = PGKM_METHOD_HAMERLY;
+		o.device = dev;
+		r = run_engine(x, 2, o);
+		ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+		EXPECT_EQ(r.device, "gpu");
+		EXPECT_EQ(r.method_used, "hamerly") << "the fake plugin echoes the method it was asked for";
+	}
 	pgkm_internal_set_driver_library(saved.c_str());
 }
 #endif

@@ -123,6 +123,8 @@ iterate(void *h, pgkm_cuda_iter *out, double *centroids, int64_t *sizes, char *e
 	const int32_t k = r->k;
 	out->inertia = 0;
 	out->moved = 0;
+	out->distances = -1;		/* every distance, whatever the method asked for */
+	out->method = r->cfg.method;
 	for (int64_t i = 0; i < r->n; i++)
 	{
 		double		best;

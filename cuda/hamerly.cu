@@ -1,0 +1,301 @@
+/*
+ * hamerly.cu: iterate() with Hamerly's bounds (plan.hamerly: resident rows,
+ * d <= 1024), exact: every label is the fp64 argmin of sqdist_exact (lowest
+ * index on exact ties), as run_pass's, so the run is Lloyd's. Per pass:
+ *   1. per centroid j: float(c_j) for step 3, and (not the first pass) by
+ *      directed rounding its drift delta_j >= ||c_j - c'_j|| (c' the
+ *      centroids the bounds refer to) and s_j <= min_{j' != j} ||c_j - c_j'|| / 2;
+ *   2. a warp per 32 rows: each row's fp64 distance e to its label's centroid
+ *      (any order), its lower bound l -= the largest drift of another
+ *      centroid, and the row listed unless its label is proven (below);
+ *   3. the listed rows labelled exactly against every centroid, with a new l
+ *      (hamerly_label.cu: a float level, fp64 where it cannot decide);
+ *   4. the sorted update over every row (sums, counts, exact distances), as
+ *      the TILED and GEMM paths end.
+ *
+ * Why a skipped row keeps the exact label. w = 2^-53, g = gamma^w_{d+40}
+ * (sqdist_exact and any-order sums of the d nonnegative terms err by at most
+ * g relatively: d + 2 roundings per term, d/32 + 8 in any order). R_c is the
+ * real ||x - c||^2, E_c sqdist_exact's value. With T = sqrt(e (1 + 5g))
+ * rounded up: R_a <= e / (1 - g) <= T^2, so ||x - c_a|| <= T, and
+ * E_a <= R_a (1 + g) <= T^2 (1 - g). Every other centroid c has ||x - c||
+ * >= max(l, 2 s_a - T) =: L (l: below; 2 s_a - T by the triangle inequality
+ * through c_a). L > T gives E_c >= R_c (1 - g) > T^2 (1 - g) >= E_a for every
+ * c != a: a is the unique fp64 argmin. l is a lower bound on ||x - c|| over
+ * c != a: set in step 3 (hamerly_label.cu says why it is one), lowered each
+ * pass by the largest drift of another centroid, rounded down. Relative bounds fail where a
+ * term underflows (each by at most 2^-1075): T^2 and l^2 are moved out by
+ * tiny = (d + 2) 2^-1070 for that. The drifts and s are rounded
+ * outwards operation by operation (__dsub_ru / _rd, ...), so they hold for
+ * the real distances between the fp64 centroids. A non-finite value fails
+ * every test: the row is listed.
+ */
+#include "device/bracket.cuh"
+#include "hamerly_args.h"
+#include "launch.cuh"
+
+#include <algorithm>
+
+namespace pgkm_cuda
+{
+
+static constexpr int GEO_THREADS = 256;
+static constexpr int FL_THREADS = 256;
+static constexpr int FL_WARPS = FL_THREADS / 32;
+
+/*
+ * Warp-collective: ||u - v||^2 rounded up (UP) or down at every operation,
+ * so above or below the real value; every lane gets it.
+ */
+template <bool UP>
+__device__ __forceinline__ double
+warp_dist2_rounded(const double *u, const double *v, int d)
+{
+	double		s = 0;
+	for (int f = threadIdx.x & 31; f < d; f += 32)
+	{
+		const double p = u[f], q = v[f];
+		const double t = UP ? (p >= q ? __dsub_ru(p, q) : __dsub_ru(q, p)) : (p >= q ? __dsub_rd(p, q) : __dsub_rd(q, p));
+		s = UP ? __dadd_ru(s, __dmul_ru(t, t)) : __dadd_rd(s, __dmul_rd(t, t));
+	}
+	for (int off = 16; off > 0; off >>= 1)
+		s = UP ? __dadd_ru(s, __shfl_xor_sync(FULL, s, off)) : __dadd_rd(s, __shfl_xor_sync(FULL, s, off));
+	return s;
+}
+
+/* Step 1: block j; d fp64 of dynamic shared memory. */
+__global__ void __launch_bounds__(GEO_THREADS)
+geometry_kernel(HamArgs a)
+{
+	extern __shared__ double cj[];
+	__shared__ double wmin[GEO_THREADS / 32];
+	const int	j = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	const int	d = a.d, k = a.k;
+	for (int f = threadIdx.x; f < d; f += GEO_THREADS)
+	{
+		cj[f] = a.c64[(size_t) j * d + f];
+		a.cf[(size_t) j * d + f] = __double2float_rn(cj[f]);
+	}
+	__syncthreads();
+	if (a.first)
+		return;					/* no bounds to move yet */
+	double		m = dinf();
+	for (int o = warp; o < k; o += GEO_THREADS / 32)
+	{
+		if (o == j)
+			continue;
+		m = fmin(m, warp_dist2_rounded<false>(cj, a.c64 + (size_t) o * d, d));
+	}
+	if (lane == 0)
+		wmin[warp] = m;
+	const double dr = warp == 0 ? warp_dist2_rounded<true>(cj, a.cprev + (size_t) j * d, d) : 0;
+	__syncthreads();
+	if (threadIdx.x == 0)
+	{
+		for (int w = 1; w < GEO_THREADS / 32; w++)
+			m = fmin(m, wmin[w]);
+		a.geom[j] = __dsqrt_ru(dr);
+		a.geom[k + j] = __dmul_rd(0.5, __dsqrt_rd(m));	/* k = 1: infinite */
+	}
+}
+
+/* Step 2: a warp per 32 consecutive rows; the listed rows appended per warp. */
+__global__ void __launch_bounds__(FL_THREADS)
+filter_kernel(HamArgs a)
+{
+	__shared__ double top_s[2];
+	__shared__ int arg_s;
+	const int	lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	const int	d = a.d, k = a.k;
+	if (!a.first)
+	{
+		if (warp == 0)			/* the largest drift, its centroid, the second largest */
+		{
+			double		m1 = 0, m2 = 0;
+			int			i1 = -1;
+			for (int c = lane; c < k; c += 32)
+			{
+				const double v = a.geom[c];
+				if (i1 < 0 || v > m1)
+				{
+					m2 = fmax(m2, m1);
+					m1 = v;
+					i1 = c;
+				}
+				else
+					m2 = fmax(m2, v);
+			}
+			for (int off = 16; off > 0; off >>= 1)
+			{
+				const double o1 = __shfl_xor_sync(FULL, m1, off), o2 = __shfl_xor_sync(FULL, m2, off);
+				const int	oi = __shfl_xor_sync(FULL, i1, off);
+				if (oi >= 0 && (i1 < 0 || o1 > m1 || (o1 == m1 && oi < i1)))
+				{
+					m2 = fmax(o2, i1 < 0 ? 0.0 : m1);
+					m1 = o1;
+					i1 = oi;
+				}
+				else if (oi >= 0)
+					m2 = fmax(m2, o1);
+			}
+			if (lane == 0)
+			{
+				top_s[0] = m1;
+				top_s[1] = m2;
+				arg_s = i1;
+			}
+		}
+		__syncthreads();
+	}
+	for (int64_t base = ((int64_t) blockIdx.x * FL_WARPS + warp) * 32; base < a.n;
+		 base += (int64_t) gridDim.x * FL_WARPS * 32)
+	{
+		const int64_t i = base + lane;
+		bool		open = false;
+		if (a.first)
+			open = i < a.n;
+		else
+		{
+			double		my_e = 0;
+			const int	my_l = i < a.n ? a.labels[i] : 0;
+			const int	nr = (int) (a.n - base < 32 ? a.n - base : 32);
+			for (int r = 0; r < nr; r++)
+			{
+				const int64_t row = base + r;
+				const int	l = __shfl_sync(FULL, my_l, r);
+				const size_t o = (size_t) row * d;
+				const double e = warp_dist2_any(a.x + o, a.xlo ? a.xlo + o : nullptr, a.shift,
+												a.c64 + (size_t) l * d, d);
+				if (lane == r)
+					my_e = e;
+			}
+			if (i < a.n)
+			{
+				const double t = __dsqrt_ru(__dadd_ru(__dmul_ru(my_e, a.gup), a.tiny));
+				const double lo = __dsub_rd(a.lower[i], my_l == arg_s ? top_s[1] : top_s[0]);
+				a.lower[i] = lo;
+				const double via = __dsub_rd(__dmul_rd(2.0, a.geom[k + my_l]), t);
+				open = !(fmax(lo, via) > t);
+			}
+		}
+		const unsigned ball = __ballot_sync(FULL, open);
+		unsigned	pos = 0;
+		if (lane == 0 && ball)
+			pos = atomicAdd(a.open_count, (unsigned) __popc(ball));
+		pos = __shfl_sync(FULL, pos, 0);
+		if (open)
+			a.open[pos + __popc(ball & ((1u << lane) - 1))] = (int32_t) i;
+	}
+}
+
+/* One iteration's pass with the bounds; the results land where run_pass puts them. */
+void
+run_hamerly_pass(Run &r)
+{
+	Buffers    &B = r.buf;
+	const int	d = r.d, k = r.k;
+	const size_t kd = (size_t) k * d, nacc = kd + k;
+	const bool	gemm = r.plan.path == PATH_GEMM;
+	cudaStream_t s = B.s_comp;
+	r.launches = 0;
+	ensure_pass_buffers(r);
+	if (r.cent_dirty)
+		upload_centroids(r);
+	CK(cudaMemsetAsync(B.d_acc, 0, (nacc + 3) * sizeof(unsigned long long), s));
+	CK(cudaMemsetAsync(B.d_partials, 0, r.plan.nslots * sizeof(double), s));
+	CK(cudaMemsetAsync(B.d_open_count, 0, 2 * sizeof(unsigned int), s));
+	HamArgs		h {};
+	h.x = B.d_x;
+	h.xlo = B.d_xlo;
+	h.shift = gemm ? B.d_mu : nullptr;
+	h.n = r.n;
+	h.d = d;
+	h.k = k;
+	h.c64 = B.d_c64;
+	h.cprev = B.d_cprev;
+	h.cf = B.d_cfh;
+	h.labels = B.d_labels;
+	h.lower = B.d_lower;
+	h.open = B.d_open;
+	h.open_count = B.d_open_count;
+	h.ties = B.d_ties;
+	h.geom = B.d_geom;
+	const double g = gamma_of(d + 40, 0x1p-53);
+	h.gup = 1 + 5 * g;			/* >= (1 + g) / (1 - g)^2, its own rounding covered by the slack */
+	h.glo = 1 - 2 * g;			/* <= 1 / (1 + g), likewise */
+	h.tiny = (d + 2) * 0x1p-1070;	/* > d + 2 underflows of at most 2^-1075 each */
+	h.first = r.bounds_valid ? 0 : 1;
+	h.moved = B.d_acc + nacc;
+	r.launches += 3;
+	geometry_kernel<<<k, GEO_THREADS, (size_t) d * sizeof(double), s>>>(h);
+	CKLAUNCH("geometry_kernel");
+	const int	fgrid = (int) std::max<int64_t>(1, std::min<int64_t>((r.n + FL_THREADS - 1) / FL_THREADS,
+																	 8LL * r.limits.sms));
+	filter_kernel<<<fgrid, FL_THREADS, 0, s>>>(h);
+	CKLAUNCH("filter_kernel");
+	r.launches += 2;
+	/*
+	 * Step 3 over the list's possible positions (its length stays on the
+	 * device: blocks past it return at once), in launches of about 0.5 TFLOP
+	 * of float work so that interrupts are seen.
+	 */
+	const Bracket br = make_bracket(d + 8, d, float_centroid_radius(r.cent.data(), k, d));
+	const int64_t slice = std::max<int64_t>(8192, (int64_t) (5e11 / (2.0 * d * k)));
+	for (int64_t s0 = 0; s0 < r.n; s0 += slice)
+	{
+		h.list0 = s0;
+		h.list1 = std::min(r.n, s0 + slice);
+		launch_label_listed(r, h, br, h.list1 == r.n, s);
+		if (h.list1 < r.n)
+		{
+			CK(cudaStreamSynchronize(s));
+			check_interrupt(r);
+		}
+	}
+	/* the update over every row, chunk by chunk, as TILED and GEMM end */
+	const int64_t slots_per_chunk = r.plan.nslots / r.plan.nchunks;
+	for (int64_t c = 0; c < r.plan.nchunks; c++)
+	{
+		const int64_t r0 = c * r.plan.chunk_rows;
+		PassArgs	a {};
+		a.x = B.d_x + r0 * d;
+		a.rows = std::min(r.plan.chunk_rows, r.n - r0);
+		a.row0 = r0;
+		a.d = d;
+		a.k = k;
+		a.c64 = B.d_c64;
+		a.labels = B.d_labels;
+		a.acc = B.d_acc;
+		a.qscale = r.qscale;
+		a.partials = B.d_partials;
+		a.moved = B.d_acc + nacc;
+		a.det = r.settings.deterministic ? 1 : 0;
+		a.test = r.test;
+		if (gemm)
+			a.shift = B.d_mu;
+		if (B.d_xlo)
+			a.xlo = B.d_xlo + r0 * d;
+		launch_sorted_update(r, a, c * slots_per_chunk, s);
+	}
+	launch_reduce_partials(B.d_partials, r.plan.nslots, reinterpret_cast<double *>(B.d_acc + nacc + 1), s);
+	/* the centroids the labels and bounds now refer to */
+	CK(cudaMemcpyAsync(B.d_cprev, B.d_c64, kd * sizeof(double), cudaMemcpyDeviceToDevice, s));
+	CK(cudaMemcpyAsync(B.h_acc, B.d_acc, (nacc + 3) * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+	unsigned int *counts = reinterpret_cast<unsigned int *>(B.h_acc + nacc + 3);	/* listed, left to fp64 */
+	CK(cudaMemcpyAsync(counts, B.d_open_count, 2 * sizeof(unsigned int), cudaMemcpyDeviceToHost, s));
+	r.launches += 4;
+	CK(cudaStreamSynchronize(s));
+	CK(cudaGetLastError());
+	r.listed = counts[0];
+	r.decided = counts[1];
+	/*
+	 * As the CPU's Hamerly counts: n own distances, and k - 1 more per listed
+	 * row (its own is among the k); the fp64 level's second look at a row is
+	 * not counted, as Lloyd's exact labels are not
+	 */
+	r.distances = h.first ? r.listed * k : r.n + r.listed * (k - 1);
+	r.pruned = true;
+	r.bounds_valid = true;
+}
+
+}							/* namespace pgkm_cuda */

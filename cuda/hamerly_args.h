@@ -1,0 +1,35 @@
+/*
+ * hamerly_args.h: what the kernels of a Hamerly pass get (hamerly.cu,
+ * hamerly_label.cu), by value.
+ */
+#ifndef PGKM_CUDA_HAMERLY_ARGS_H
+#define PGKM_CUDA_HAMERLY_ARGS_H
+
+#include <cstdint>
+
+namespace pgkm_cuda
+{
+
+struct HamArgs
+{
+	const float *x, *xlo, *shift;	/* resident rows as kept (stored_value) */
+	int64_t		n;
+	int			d, k;
+	const double *c64, *cprev;	/* current centroids; those the bounds refer to */
+	float	   *cf;				/* float(c64), k x d */
+	int32_t    *labels;
+	double	   *lower;			/* per row: <= ||x - c|| for every c but its label's */
+	int32_t    *open;			/* rows to label */
+	unsigned int *open_count;	/* open's length, then ties' */
+	int32_t    *ties;			/* listed rows the float level left to fp64 */
+	double	   *geom;			/* k drifts, then k half-distances */
+	double		gup, glo;		/* hamerly.cu's 1 + 5g and 1 - 2g */
+	double		tiny;			/* covers the terms' underflows */
+	int			first;			/* no valid bounds: every row is listed */
+	int64_t		list0, list1;	/* a labelling launch's part of its list */
+	unsigned long long *moved;
+};
+
+}							/* namespace pgkm_cuda */
+
+#endif

@@ -1,0 +1,330 @@
+/*
+ * hamerly_label.cu: the rows a Hamerly pass listed (hamerly.cu), labelled
+ * exactly, against every centroid, with their new lower bound l:
+ *   1. the float level, a block per 128 rows: E_c = sum_j (x_j - f_cj)^2
+ *      (f = float(c)) in feature order, fmaf after one subtraction, so each
+ *      term passes through at most d + 3 roundings; with E_1 the smallest
+ *      (centroid b) and E_2 the next, device/bracket.cuh's lo(E_2) >
+ *      band hi(E_1) proves b the unique fp64 argmin (every other centroid
+ *      has ||x - c|| >= lo(E_2), so a larger sqdist_exact), and l = lo(E_2);
+ *   2. the rows the float level cannot settle (near-ties at its resolution,
+ *      non-finite values) in fp64, sqdist_exact's own order.
+ * Labels, moves and bounds are per row; no order matters.
+ */
+#include "device/bracket.cuh"
+#include "hamerly_args.h"
+#include "launch.cuh"
+
+#include <algorithm>
+
+namespace pgkm_cuda
+{
+
+static constexpr int OF_THREADS = 256;
+static constexpr int OF_ROWS = 128;		/* rows per block: 16 groups of 8 */
+static constexpr int OF_CENTS = 64;		/* centroids per step: 16 lanes x 4 adjacent */
+static constexpr int OF_F = 16;			/* features per step */
+static constexpr int OF_PAD = 4;		/* keeps float4 rows aligned, spreads the fills' banks */
+static constexpr int OR_THREADS = 256;
+static constexpr int OR_ROWS = 64;		/* rows per block: 16 groups of 4 */
+static constexpr int OR_CENTS = 64;		/* centroids per step: 16 lanes x 4 */
+static constexpr int OR_F = 16;			/* features per step */
+
+/* Of two (smallest, its index, next smallest) triples, the union's (lowest index on ties); b infinite where bi < 0. */
+template <typename T>
+__device__ __forceinline__ void
+merge_best(T &b, T &s, int &bi, T ob, T os, int oi)
+{
+	if (oi >= 0 && (bi < 0 || ob < b || (ob == b && oi < bi)))
+	{
+		s = os < b ? os : b;	/* b is infinite while bi < 0 */
+		b = ob;
+		bi = oi;
+	}
+	else if (oi >= 0)
+		s = ob < s ? ob : s;
+}
+
+/* The same over the 16 lanes of a half warp (every lane gets it). */
+template <typename T>
+__device__ __forceinline__ void
+reduce_best16(T &b, T &s, int &bi)
+{
+	for (int off = 8; off > 0; off >>= 1)
+	{
+		const T		ob = __shfl_xor_sync(FULL, b, off), os = __shfl_xor_sync(FULL, s, off);
+		const int	oi = __shfl_xor_sync(FULL, bi, off);
+		merge_best(b, s, bi, ob, os, oi);
+	}
+}
+
+/*
+ * A thread's P rows x Q centroids of one step into its rows' (smallest, its
+ * index, next smallest); centroid(q) increases with q, and steps come in
+ * increasing index, so strict < keeps the lowest index on ties.
+ */
+template <typename T, int P, int Q, typename Centroid>
+__device__ __forceinline__ void
+fold_best(const T (&acc)[P][Q], T (&b)[P], T (&s)[P], int (&bi)[P], int k, Centroid centroid)
+{
+#pragma unroll
+	for (int q = 0; q < Q; q++)
+	{
+		const int	c = centroid(q);
+		if (c < k)
+#pragma unroll
+			for (int p = 0; p < P; p++)
+			{
+				const T		v = acc[p][q];
+				if (bi[p] < 0 || v < b[p])
+				{
+					s[p] = b[p];
+					b[p] = v;
+					bi[p] = c;
+				}
+				else
+					s[p] = v < s[p] ? v : s[p];
+			}
+	}
+}
+
+/*
+ * One step's operands into shared memory: features f0 .. + F - 1 of the
+ * block's rows (rows_s, -1: none) as stored, and of centroids c0 .. + C - 1
+ * from c (k x d, float(c) or c); 0 past d, k or the list, which adds exact
+ * zeros to the sums.
+ */
+template <int THREADS, int ROWS, int CENTS, typename T, int F, int R, int C, typename CT>
+__device__ __forceinline__ void
+fill_step(T (&xs)[F][R], T (&cs)[F][C], const int32_t *rows_s, const HamArgs &a, const CT *c, int c0, int f0)
+{
+	static_assert(ROWS <= R && CENTS <= C, "the shared arrays hold a step");
+	const int	d = a.d;
+	for (int q = threadIdx.x; q < ROWS * F; q += THREADS)
+	{
+		const int	rr = q / F, ff = q % F, j = f0 + ff;
+		const int	row = rows_s[rr];
+		T			v = 0;
+		if (row >= 0 && j < d)
+		{
+			const size_t o = (size_t) row * d;
+			v = (T) stored_value(a.x + o, a.xlo ? a.xlo + o : nullptr, a.shift, j);
+		}
+		xs[ff][rr] = v;
+	}
+	for (int q = threadIdx.x; q < CENTS * F; q += THREADS)
+	{
+		const int	cc = q / F, ff = q % F, j = f0 + ff, cn = c0 + cc;
+		cs[ff][cc] = cn < a.k && j < d ? (T) c[(size_t) cn * d + j] : (T) 0;
+	}
+}
+
+/*
+ * Level 1: list positions [list0, min(list1, count)). Thread t: rows
+ * 8 (t / 16) .. + 7 of the block's, centroids 4 (t % 16) .. + 3 of each
+ * step of 64 (increasing index: strict < keeps the lowest on ties).
+ */
+__global__ void __launch_bounds__(OF_THREADS)
+label_float_kernel(HamArgs a, Bracket br)
+{
+	__shared__ __align__(16) float xs[OF_F][OF_ROWS + OF_PAD];
+	__shared__ __align__(16) float cs[OF_F][OF_CENTS + OF_PAD];
+	__shared__ int32_t rows_s[OF_ROWS];
+	const int	t = threadIdx.x, rg = t >> 4, cl = t & 15;
+	const int	d = a.d, k = a.k;
+	unsigned	moved = 0;
+	const int64_t end = min(a.list1, (int64_t) *a.open_count);
+	for (int64_t g0 = a.list0 + (int64_t) blockIdx.x * OF_ROWS; g0 < end; g0 += (int64_t) gridDim.x * OF_ROWS)
+	{
+		__syncthreads();		/* rows_s is rewritten */
+		if (t < OF_ROWS)
+			rows_s[t] = g0 + t < end ? a.open[g0 + t] : -1;
+		__syncthreads();
+		float		e1[8], e2[8];
+		int			i1[8];
+#pragma unroll
+		for (int p = 0; p < 8; p++)
+		{
+			e1[p] = e2[p] = __int_as_float(0x7f800000);
+			i1[p] = -1;
+		}
+		for (int c0 = 0; c0 < k; c0 += OF_CENTS)
+		{
+			float		acc[8][4];
+#pragma unroll
+			for (int p = 0; p < 8; p++)
+#pragma unroll
+				for (int q = 0; q < 4; q++)
+					acc[p][q] = 0.0f;
+			for (int f0 = 0; f0 < d; f0 += OF_F)
+			{
+				fill_step<OF_THREADS, OF_ROWS, OF_CENTS>(xs, cs, rows_s, a, a.cf, c0, f0);
+				__syncthreads();
+#pragma unroll
+				for (int ff = 0; ff < OF_F; ff++)
+				{
+					const float4 xa = *reinterpret_cast<const float4 *>(&xs[ff][rg * 8]);
+					const float4 xb = *reinterpret_cast<const float4 *>(&xs[ff][rg * 8 + 4]);
+					const float4 cv = *reinterpret_cast<const float4 *>(&cs[ff][cl * 4]);
+					const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+					const float cw[4] = {cv.x, cv.y, cv.z, cv.w};
+#pragma unroll
+					for (int p = 0; p < 8; p++)
+#pragma unroll
+						for (int q = 0; q < 4; q++)
+						{
+							const float u = __fsub_rn(xv[p], cw[q]);
+							acc[p][q] = __fmaf_rn(u, u, acc[p][q]);
+						}
+				}
+				__syncthreads();
+			}
+			fold_best(acc, e1, e2, i1, k, [&](int q) { return c0 + cl * 4 + q; });
+		}
+#pragma unroll
+		for (int p = 0; p < 8; p++)
+		{
+			float		b = e1[p], s = e2[p];
+			int			bi = i1[p];
+			reduce_best16(b, s, bi);
+			const int	row = rows_s[rg * 8 + p];
+			if (cl == 0 && row >= 0)
+			{
+				double		low = dinf();	/* k = 1: no other centroid */
+				bool		proven = bi >= 0;
+				if (k > 1)
+				{
+					low = bracket_lo(br, s);
+					proven = proven && low > bracket_hi(br, b) * br.band;
+				}
+				if (proven)
+				{
+					moved += a.labels[row] != bi;
+					a.labels[row] = bi;
+					a.lower[row] = low;
+				}
+				else
+					a.ties[atomicAdd(a.open_count + 1, 1u)] = row;
+			}
+		}
+	}
+	if (moved)
+		atomicAdd(a.moved, (unsigned long long) moved);
+}
+
+/*
+ * The fp64 level: list positions [list0, min(list1, count)), 64 rows per
+ * block and round. Thread t: rows 4 (t / 16) .. + 3 of the block's,
+ * centroids t % 16 + 16 q of each step of 64; each (row, centroid) summed
+ * over features in order with sqdist_exact's operations (padding adds exact
+ * zeros), so the argmin is the CPU engine's bit for bit; l from the
+ * runner-up: R_c >= (E_c - tiny) / (1 + g) >= E_c (1 - 2g) - tiny.
+ */
+__global__ void __launch_bounds__(OR_THREADS)
+label_fp64_kernel(HamArgs a)
+{
+	__shared__ double xs[OR_F][OR_ROWS];
+	__shared__ double cs[OR_F][OR_CENTS];
+	__shared__ int32_t rows_s[OR_ROWS];
+	const int	t = threadIdx.x, rg = t >> 4, cl = t & 15;
+	const int	d = a.d, k = a.k;
+	unsigned	moved = 0;
+	const int64_t end = min(a.list1, (int64_t) *a.open_count);
+	for (int64_t g0 = a.list0 + (int64_t) blockIdx.x * OR_ROWS; g0 < end; g0 += (int64_t) gridDim.x * OR_ROWS)
+	{
+		__syncthreads();		/* rows_s is rewritten */
+		if (t < OR_ROWS)
+			rows_s[t] = g0 + t < end ? a.open[g0 + t] : -1;
+		__syncthreads();
+		double		bv[4], sv[4];
+		int			bi[4];
+#pragma unroll
+		for (int p = 0; p < 4; p++)
+		{
+			bv[p] = sv[p] = dinf();
+			bi[p] = -1;
+		}
+		for (int c0 = 0; c0 < k; c0 += OR_CENTS)
+		{
+			double		acc[4][4];
+#pragma unroll
+			for (int p = 0; p < 4; p++)
+#pragma unroll
+				for (int q = 0; q < 4; q++)
+					acc[p][q] = 0;
+			for (int f0 = 0; f0 < d; f0 += OR_F)
+			{
+				fill_step<OR_THREADS, OR_ROWS, OR_CENTS>(xs, cs, rows_s, a, a.c64, c0, f0);
+				__syncthreads();
+#pragma unroll
+				for (int ff = 0; ff < OR_F; ff++)
+				{
+					double		xv[4], cv[4];
+#pragma unroll
+					for (int q = 0; q < 4; q++)
+					{
+						xv[q] = xs[ff][rg * 4 + q];
+						cv[q] = cs[ff][cl + 16 * q];
+					}
+#pragma unroll
+					for (int p = 0; p < 4; p++)
+#pragma unroll
+						for (int q = 0; q < 4; q++)
+						{
+							const double u = __dsub_rn(xv[p], cv[q]);
+							acc[p][q] = __dadd_rn(acc[p][q], __dmul_rn(u, u));
+						}
+				}
+				__syncthreads();
+			}
+			fold_best(acc, bv, sv, bi, k, [&](int q) { return c0 + cl + 16 * q; });
+		}
+		/* best (lowest index on ties) and runner-up over the 16 threads of each row */
+#pragma unroll
+		for (int p = 0; p < 4; p++)
+		{
+			double		b = bv[p], s = sv[p];
+			int			bidx = bi[p];
+			reduce_best16(b, s, bidx);
+			const int	row = rows_s[rg * 4 + p];
+			if (cl == 0 && row >= 0)
+			{
+				const int	lbl = bidx >= 0 ? bidx : 0;
+				moved += a.labels[row] != lbl;
+				a.labels[row] = lbl;
+				a.lower[row] = __dsqrt_rd(fmax(__dsub_rd(__dmul_rd(s, a.glo), a.tiny), 0.0));
+			}
+		}
+	}
+	if (moved)
+		atomicAdd(a.moved, (unsigned long long) moved);
+}
+
+/*
+ * Level 1 over list positions [list0, list1) (blocks past the device's count
+ * return at once), then, after the last part, level 2 over what it left.
+ */
+void
+launch_label_listed(Run &r, const HamArgs &h, const Bracket &br, bool last, cudaStream_t s)
+{
+	int			per_sm = 0;
+	CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, label_float_kernel, OF_THREADS, 0));
+	int64_t		grid = std::min<int64_t>((int64_t) std::max(1, per_sm) * r.limits.sms,
+										 (h.list1 - h.list0 + OF_ROWS - 1) / OF_ROWS);
+	label_float_kernel<<<(int) std::max<int64_t>(1, grid), OF_THREADS, 0, s>>>(h, br);
+	CKLAUNCH("label_float_kernel");
+	r.launches++;
+	if (!last)
+		return;
+	HamArgs		t = h;
+	t.open = h.ties;
+	t.open_count = h.open_count + 1;
+	t.list0 = 0;
+	t.list1 = h.n;
+	CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, label_fp64_kernel, OR_THREADS, 0));
+	label_fp64_kernel<<<std::max(1, per_sm) * r.limits.sms, OR_THREADS, 0, s>>>(t);
+	CKLAUNCH("label_fp64_kernel");
+	r.launches++;
+}
+
+}							/* namespace pgkm_cuda */

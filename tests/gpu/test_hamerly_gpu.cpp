@@ -1,0 +1,241 @@
+/*
+ * test_hamerly_gpu.cpp: method 'hamerly' on the GPU (cuda/hamerly.cu) against
+ * 'lloyd' on the GPU and the CPU engine from the same initial centroids, on
+ * adversarial data: the same labels and iteration count, bit-identical
+ * centroids with GPU Lloyd (the same labels give the same fixed-point sums),
+ * the CPU engine's within its sums' rounding, inertia to 1e-12 relatively;
+ * and on clustered data most distances skipped.
+ */
+#include "gpu_test_util.h"
+#include "near_ties.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <dlfcn.h>
+
+namespace
+{
+
+pgkm_test::EngineResult
+run_method(const std::vector<float> &x, int d, const std::vector<double> &init, int method, int device,
+		   int max_iter, int64_t mem_limit = 0)
+{
+	const int	k = (int) (init.size() / d);
+	pgkm_options o = gpu_test_options(k, &init, device, max_iter, mem_limit);
+	o.method = method;
+	pgkm_test::EngineResult r = pgkm_test::run_engine(x, d, o);
+	EXPECT_EQ(r.status, PGKM_DONE) << r.err;
+	return r;
+}
+
+/* Hamerly on the GPU is Lloyd on the GPU and on the CPU; returns the Hamerly run. */
+pgkm_test::EngineResult
+expect_exact(const std::vector<float> &x, int d, const std::vector<double> &init, int max_iter,
+			 const std::string &what)
+{
+	SCOPED_TRACE(what);
+	pgkm_test::EngineResult gh = run_method(x, d, init, PGKM_METHOD_HAMERLY, PGKM_DEVICE_GPU, max_iter);
+	pgkm_test::EngineResult gl = run_method(x, d, init, PGKM_METHOD_LLOYD, PGKM_DEVICE_GPU, max_iter);
+	pgkm_test::EngineResult cl = run_method(x, d, init, PGKM_METHOD_LLOYD, PGKM_DEVICE_CPU, max_iter);
+	EXPECT_EQ(gh.device, "gpu");
+	EXPECT_EQ(gh.method_used, "hamerly");
+	EXPECT_EQ(gh.labels, gl.labels);
+	EXPECT_EQ(gh.iterations, gl.iterations);
+	EXPECT_EQ(gh.k, gl.k);
+	EXPECT_EQ(gh.centroids, gl.centroids) << "the same labels give the same fixed-point sums";
+	EXPECT_EQ(gh.sizes, gl.sizes);
+	EXPECT_NEAR(gh.inertia, gl.inertia, 1e-12 * gl.inertia);
+	EXPECT_EQ(gh.progress.size(), gl.progress.size());
+	for (size_t i = 0; i < std::min(gh.progress.size(), gl.progress.size()); i++)
+	{
+		EXPECT_EQ(gh.progress[i].moved, gl.progress[i].moved) << "step " << i;
+		if (!std::isnan(gl.progress[i].inertia))	/* NaN at a given init */
+		{
+			EXPECT_NEAR(gh.progress[i].inertia, gl.progress[i].inertia, 1e-12 * gl.progress[i].inertia) << "step " << i;
+		}
+	}
+	expect_same_run(gh, cl);
+	EXPECT_LE(gh.distance_computations, gh.distance_computations_lloyd);
+	return gh;
+}
+
+std::vector<double>
+rows_as_centroids(const std::vector<float> &x, int d, const std::vector<int64_t> &rows)
+{
+	std::vector<double> c;
+	for (int64_t r : rows)
+		for (int j = 0; j < d; j++)
+			c.push_back(x[(size_t) r * d + j]);
+	return c;
+}
+
+}							/* namespace */
+
+/* Rows near the bisector of two centroids (1e-4 .. 1e-10 of their separation), every path's storage. */
+struct TieShape
+{
+	int64_t		n;
+	int			d, k;
+	double		offset;
+};
+class HamerlyNearTies : public ::testing::TestWithParam<TieShape> {};
+
+TEST_P(HamerlyNearTies, SameRunAsLloyd)
+{
+	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
+	const TieShape s = GetParam();
+	pgkm_test::NearTies t = pgkm_test::near_ties(s.n, s.d, s.k, s.offset, 77 + s.d);
+	expect_exact(t.x, s.d, t.c, 25, "near ties");
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, HamerlyNearTies, ::testing::Values(
+	TieShape {20000, 2, 16, 0.0},		/* direct */
+	TieShape {20000, 16, 40, 100.0},	/* dot, offset data */
+	TieShape {20000, 48, 24, 0.0},		/* tiled */
+	TieShape {8000, 100, 300, 1000.0},	/* gemm: rows kept shifted */
+	TieShape {3000, 520, 512, 10.0}));	/* gemm 3xTF32: rows kept split and shifted */
+
+/* Exact ties (integer grid), duplicate rows, d = 1, k = 1, k = n. */
+TEST(HamerlyGpu, TiesDuplicatesAndEdgeShapes)
+{
+	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
+	std::vector<float> g;
+	for (int i = 0; i < 6000; i++)
+		for (int j = 0; j < 3; j++)
+			g.push_back((float) ((i * 7 + j * 13) % 9));	/* 9^3 grid points, many at equal distances */
+	expect_exact(g, 3, rows_as_centroids(g, 3, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), 40, "integer grid ties");
+
+	std::vector<float> dup;
+	for (int i = 0; i < 5000; i++)
+		for (int j = 0; j < 8; j++)
+			dup.push_back((float) ((i % 5) * 3 + j * 0.25));	/* 5 distinct rows, 1000 copies each */
+	expect_exact(dup, 8, rows_as_centroids(dup, 8, {0, 1, 2, 3, 4, 5, 6}), 30, "duplicates, k > distinct rows");
+
+	auto		line = gpu_blobs(5000, 1, 10, 31, 1.0);
+	expect_exact(line, 1, pgkm_test::pick_rows(line, 1, 10, 7), 60, "d = 1");
+
+	auto		b = gpu_blobs(3000, 4, 3, 5, 1.0);
+	expect_exact(b, 4, pgkm_test::pick_rows(b, 4, 1, 9), 10, "k = 1");
+
+	auto		small = gpu_blobs(64, 5, 4, 11, 1.0);
+	std::vector<int64_t> all;
+	for (int64_t i = 0; i < 64; i++)
+		all.push_back(i);
+	expect_exact(small, 5, rows_as_centroids(small, 5, all), 10, "k = n");
+}
+
+/* Empty clusters (repaired between passes: large centroid jumps) and clusters that merge. */
+TEST(HamerlyGpu, EmptyAndMergingClusters)
+{
+	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
+	auto		x = gpu_blobs(30000, 24, 4, 41, 2.0);
+	std::vector<double> init = pgkm_test::pick_rows(x, 24, 6, 3);
+	for (int j = 0; j < 24; j++)
+	{
+		init[4 * 24 + j] = 1e3 + j;	/* far from every row: empty, repaired */
+		init[5 * 24 + j] = -1e3;
+	}
+	expect_exact(x, 24, init, 40, "empty clusters");
+
+	/* 12 centroids drawn from 3 wide, overlapping blobs: they drift together and clusters merge */
+	auto		m = gpu_blobs(40000, 40, 3, 43, 6.0);
+	expect_exact(m, 40, pgkm_test::pick_rows(m, 40, 12, 8), 200, "merging clusters");
+}
+
+/* Well-clustered data: most rows keep their label without a distance to every centroid. */
+TEST(HamerlyGpu, SkipsMostDistancesOnClusteredData)
+{
+	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
+	for (int d : {16, 64})
+	{
+		auto		x = gpu_blobs(200000, d, 64, 51 + d, 0.3);
+		pgkm_test::EngineResult r = expect_exact(x, d, pgkm_test::pick_rows(x, d, 64, 5), 100,
+												 "clustered d = " + std::to_string(d));
+		const double skipped = 1.0 - (double) r.distance_computations / (double) r.distance_computations_lloyd;
+		printf("[ hamerly ] clustered n = 200000, d = %d, k = 64: %d iterations, %.1f %% of distances skipped\n", d,
+			   r.iterations, 100 * skipped);
+		EXPECT_GT(skipped, 0.5) << "d = " << d;
+		/* the first pass computes every distance; later ones only the listed rows' and n own ones */
+		int64_t		fewest = INT64_MAX, full = 0;
+		for (const pgkm_progress &p : r.progress)
+			if (p.distance_computations > 0)
+			{
+				fewest = std::min(fewest, p.distance_computations);
+				full += p.distance_computations == (int64_t) 200000 * 64;
+			}
+		EXPECT_GE(full, 1);
+		EXPECT_LT(fewest, (int64_t) 200000 * 64 / 4);
+	}
+}
+
+/* Streamed rows keep Lloyd's passes (the bounds are only kept beside resident rows): still exact. */
+TEST(HamerlyGpu, StreamedRunsLloydPasses)
+{
+	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
+	const int64_t n = 100000;
+	const int	d = 32, k = 16;
+	auto		x = gpu_blobs(n, d, k, 61, 1.0);
+	auto		init = pgkm_test::pick_rows(x, d, k, 2);
+	const int64_t limit = n * 4 + (4 << 20) + (int64_t) k * d * 32;
+	pgkm_test::EngineResult st = run_method(x, d, init, PGKM_METHOD_HAMERLY, PGKM_DEVICE_GPU, 20, limit);
+	pgkm_test::EngineResult gl = run_method(x, d, init, PGKM_METHOD_LLOYD, PGKM_DEVICE_GPU, 20);
+	EXPECT_EQ(st.method_used, "lloyd");
+	EXPECT_EQ(st.labels, gl.labels);
+	EXPECT_EQ(st.centroids, gl.centroids);
+}
+
+/* Through the ABI: the method is taken, each pass says what it computed, a bad method is refused. */
+TEST(HamerlyGpu, AbiReportsPrunedPasses)
+{
+	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
+	void	   *lib = dlopen(plugin_path(), RTLD_NOW | RTLD_LOCAL);
+	auto		is_hamerly = (int (*) (void *)) dlsym(lib, "pgkm_cuda_debug_hamerly");
+	auto		listed = (int64_t (*) (void *)) dlsym(lib, "pgkm_cuda_debug_listed");
+	ASSERT_NE(is_hamerly, nullptr);
+	ASSERT_NE(listed, nullptr);
+	const int64_t n = 50000;
+	const int	d = 20, k = 32;
+	auto		x = gpu_blobs(n, d, k, 71, 0.3);
+	auto		init = pgkm_test::pick_rows(x, d, k, 4);
+	pgkm_cuda_config cfg = plugin_config(1);
+	cfg.method = 7;
+	void	   *h = nullptr;
+	char		err[512] = "";
+	EXPECT_EQ(api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err)), PGKM_ERR_INVALID);
+	EXPECT_STREQ(err, "unknown GPU method 7");
+	cfg.method = PGKM_CUDA_METHOD_HAMERLY;
+	ASSERT_EQ(api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err)), 0) << err;
+	EXPECT_EQ(is_hamerly(h), 1);
+	ASSERT_EQ(api()->set_centroids(h, init.data(), err, sizeof(err)), 0) << err;
+	std::vector<double> c((size_t) k * d);
+	std::vector<int64_t> sizes(k);
+	for (int it = 0; it < 6; it++)
+	{
+		pgkm_cuda_iter st {};
+		ASSERT_EQ(api()->iterate(h, &st, c.data(), sizes.data(), err, sizeof(err)), 0) << err;
+		EXPECT_EQ(st.method, PGKM_CUDA_METHOD_HAMERLY);
+		if (it == 0)
+		{
+			EXPECT_EQ(listed(h), n) << "first pass: every row listed";
+		}
+		EXPECT_EQ(st.distances, it == 0 ? n * k : n + listed(h) * (k - 1));
+		EXPECT_LE(debug_decided(h), listed(h));
+	}
+	EXPECT_LT(listed(h), n / 2) << "a converging run lists fewer rows than it has";
+	EXPECT_LT(debug_decided(h), listed(h) / 10 + 10) << "blobs: the float level decides nearly every listed row";
+	api()->destroy(h);
+
+	/* near-ties at the float level's resolution go on to fp64 */
+	pgkm_test::NearTies t = pgkm_test::near_ties(20000, 16, 24, 0.0, 5);
+	ASSERT_EQ(api()->create(t.x.data(), 20000, 16, 24, &cfg, &h, err, sizeof(err)), 0) << err;
+	ASSERT_EQ(api()->set_centroids(h, t.c.data(), err, sizeof(err)), 0) << err;
+	c.resize(24 * 16);
+	sizes.resize(24);
+	pgkm_cuda_iter st {};
+	ASSERT_EQ(api()->iterate(h, &st, c.data(), sizes.data(), err, sizeof(err)), 0) << err;
+	EXPECT_GT(debug_decided(h), 100);
+	api()->destroy(h);
+}
