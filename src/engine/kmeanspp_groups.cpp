@@ -18,6 +18,10 @@
  *   F >= D (no gain, no update); the others ("near" pairs) add p - w F'
  *   when F' < D, and w delta + 8u p to the error e_t whether or not.
  *   Rows that the skip test rules out have F >= D (kmeanspp_cpu's proof).
+ *   A partial sum P' of some of F''s terms, in any order, is at most
+ *   (1 + gf) of their real sum plus 2^-130, so P' > cap >= D (1 + 4 (d + 2)
+ *   v) + 2^-100 >= ((1 + gf) D + 2^-129) / (1 - gf) gives F >= D too: the
+ *   distance stops there (F' = +inf, not near).
  * - The gain g_t is a sum of non-negative terms in some order: within
  *   m u g_t of the real sum of the terms, m = n + workers + 8. So
  *   |Gamma_t - g_t| <= Err_t, and b is picked when for every other
@@ -42,14 +46,26 @@ static constexpr int64_t KPP_GROUP_BLOCK = 2048;
 /* Rows ahead that eval_rows prefetches. */
 static constexpr int64_t KPP_AHEAD = 16;
 
-/* The squared distance in any order (four chains of 8 lanes; FMA where the clone has it). */
 static inline __attribute__((always_inline)) float
-any_order_sqdist(const float *a, const float *b, int32_t d)
+hsum(vf8 v)
+{
+	return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+}
+
+/*
+ * The squared distance in any order (four chains of 8 lanes; FMA where the
+ * clone has it), or +inf once a partial sum (any order, a subset of the same
+ * non-negative terms) exceeds cap: checked every 64 features.
+ */
+static inline __attribute__((always_inline)) float
+any_order_sqdist(const float *a, const float *b, int32_t d, float cap)
 {
 	vf8			acc0 = {}, acc1 = {}, acc2 = {}, acc3 = {};
 	int32_t		j = 0;
 	for (; j + 32 <= d; j += 32)
 	{
+		if ((j & 32) && hsum((acc0 + acc1) + (acc2 + acc3)) > cap)
+			return __builtin_inff();
 		vf8			a0, a1, a2, a3, b0, b1, b2, b3;
 		memcpy(&a0, a + j, 32);
 		memcpy(&a1, a + j + 8, 32);
@@ -84,8 +100,7 @@ any_order_sqdist(const float *a, const float *b, int32_t d)
 	}
 	if (d < 8)
 		return s;
-	vf8			acc = (acc0 + acc1) + (acc2 + acc3);
-	return (((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))) + s;
+	return hsum((acc0 + acc1) + (acc2 + acc3)) + s;
 }
 
 
@@ -115,13 +130,14 @@ eval_rows(const float *x, int32_t d, const int32_t *rows, int64_t cnt, const flo
 			continue;
 		const double w = weights ? weights[i] : 1.0;
 		const double p = w * c;
+		const float cap = (float) (c * (1.0 + eps_f) * (1.0 + 0x1p-20)) + 0x1p-100f;
 		const float *xi = x + i * d;
 		for (int a = 0; a < na; a++)
 		{
 			const int	t = act[a];
 			if ((double) ccg[t] >= lim)
 				continue;
-			const double f = any_order_sqdist(xi, cand + (size_t) t * d, d);
+			const double f = any_order_sqdist(xi, cand + (size_t) t * d, d, cap);
 			const double delta = eps_f * f + 0x1p-100;
 			if (f < c + delta)
 			{
