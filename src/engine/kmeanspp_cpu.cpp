@@ -197,7 +197,11 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			cf[(size_t) c * d + j] = x[row * d + j];
 		}
 	};
-	/* distances of the chunk's listed rows: into tdist, or the worker's buffer */
+	/*
+	 * distances of the chunk's listed rows: into tdist, or the worker's
+	 * buffer; the others read +inf, so that min(D^2, distance) is D^2 for
+	 * them (what the skip test proved) without a branch
+	 */
 	auto		chunk_dists = [&](int64_t r0, int64_t r1, int w) -> float * {
 		const std::vector<int32_t> &list = wlist[w];
 		float	   *dist;
@@ -208,6 +212,8 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			wdist[w].resize((size_t) (r1 - r0) * tp);
 			dist = wdist[w].data();
 		}
+		if ((int64_t) list.size() < r1 - r0)
+			std::fill(dist, dist + (size_t) (r1 - r0) * tp, std::numeric_limits<float>::infinity());
 		kpp_dists(x + r0 * d, d, list.data(), (int64_t) list.size(), ct.data(), tp, dist);
 		return dist;
 	};
@@ -319,21 +325,13 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 				double		acc[64];
 				double	   *sum = trials <= 64 ? acc : &tpart[(size_t) ch * trials];
 				std::fill(sum, sum + trials, 0.0);
-				size_t		li = 0;
 				for (int64_t i = r0; i < r1; i++)
 				{
 					const float ci = closest[i];
 					const double wi = wt(i);
-					if (li < list.size() && list[li] == i - r0)
-					{
-						const float *dr = dist + (size_t) (i - r0) * tp;
-						for (int t = 0; t < trials; t++)
-							sum[t] += wi * std::min(ci, dr[t]);
-						li++;
-					}
-					else
-						for (int t = 0; t < trials; t++)
-							sum[t] += wi * ci;
+					const float *dr = dist + (size_t) (i - r0) * tp;
+					for (int t = 0; t < trials; t++)
+						sum[t] += wi * std::min(ci, dr[t]);
 				}
 				if (sum == acc)
 					std::copy(acc, acc + trials, &tpart[(size_t) ch * trials]);
@@ -358,8 +356,11 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			found++;
 			continue;
 		}
-		/* closest = min(closest, D^2 to the winner); rows it cannot reach keep theirs */
-		const float *ccb = cc.data() + best;
+		/*
+		 * closest = min(closest, D^2 to the winner): from tdist (+inf where
+		 * the skip test proved D^2 unchanged), or recomputed (small d, every
+		 * row: where the test would skip, the value cannot be lower)
+		 */
 		if (grouped)
 			groups->begin_rows(found);
 		pool->parallel_for(nchunks, [&](int64_t ch, int w) {
@@ -368,15 +369,11 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			for (int64_t i = r0; i < r1; i++)
 			{
 				float		v = closest[i];
-				if (!unaffected(ccb[(size_t) owner[i] * tp], i))
+				const float db = keep_trials ? tdist[(size_t) i * tp + best] : sqdist_f(x + i * d, cb, d);
+				if (db < v)
 				{
-					float		db = keep_trials ? tdist[(size_t) i * tp + best]
-						: sqdist_f(x + i * d, cb, d);
-					if (db < v)
-					{
-						v = db;
-						owner[i] = found;
-					}
+					v = db;
+					owner[i] = found;
 				}
 				closest[i] = v;
 				if (grouped)
