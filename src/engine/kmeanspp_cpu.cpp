@@ -343,7 +343,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 		if (sparse)
 		{
 			/* the winner's rows, then the row-order sums of the chunks they are in */
-			groups->take_near(best, cb, found, closest.data(), owner.data());
+			groups->take_near(best, cb, found, cc.data(), tp, thr, closest.data(), owner.data());
 			groups->regroup(found, closest.data(), owner.data(), KPP_CHUNK, &dirty);
 			pool->parallel_for((int64_t) dirty.size(), [&](int64_t q, int) {
 				int64_t		r0 = dirty[q] * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);

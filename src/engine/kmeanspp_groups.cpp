@@ -30,10 +30,12 @@
  *   sums, and the pass takes the first of them (rep).
  */
 #include "kmeanspp_groups.h"
+#include "internal_hooks.h"
 #include "simd.h"
 #include "thread_pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -42,6 +44,16 @@ namespace pgkm
 
 /* Member-list positions per work item. */
 static constexpr int64_t KPP_GROUP_BLOCK = 2048;
+
+/* Near pairs a worker keeps per step (8 bytes each): above that, take_near searches again. */
+static constexpr int64_t KPP_NEAR_ROOM = (int64_t) 1 << 15;
+static std::atomic<int64_t> kpp_near_room {KPP_NEAR_ROOM};
+
+extern "C" int64_t
+pgkm_internal_set_kpp_near_room(int64_t pairs)
+{
+	return kpp_near_room.exchange(std::min(std::max<int64_t>(pairs, 0), KPP_NEAR_ROOM));
+}
 
 /* Rows ahead that eval_rows prefetches. */
 static constexpr int64_t KPP_AHEAD = 16;
@@ -108,7 +120,7 @@ any_order_sqdist(const float *a, const float *b, int32_t d, float cap)
 PGKM_TARGET_CLONES_V4 static void
 eval_rows(const float *x, int32_t d, const int32_t *rows, int64_t cnt, const float *closest,
 		  const double *weights, const float *cand, const float *ccg, const int *act, int na,
-		  double thr, double eps_f, double *gain, double *err, std::vector<int64_t> &near)
+		  double thr, double eps_f, double *gain, double *err, std::vector<int64_t> &near, size_t room)
 {
 	float		ccmin = ccg[act[0]];
 	for (int a = 1; a < na; a++)
@@ -141,13 +153,24 @@ eval_rows(const float *x, int32_t d, const int32_t *rows, int64_t cnt, const flo
 			const double delta = eps_f * f + 0x1p-100;
 			if (f < c + delta)
 			{
-				near.push_back(i * 32 + t);
+				/* kept for the winner's update while there is room; then one -1: take_near searches again */
+				if (near.size() < room)
+					near.push_back(i * 32 + t);
+				else if (near.size() == room)
+					near.push_back(-1);
 				if (f < c)
 					gain[t] += p - w * f;
 				err[t] += w * delta + 0x1p-50 * p;
 			}
 		}
 	}
+}
+
+/* any_order_sqdist in the clones (take_near's loop is not cloned). */
+PGKM_TARGET_CLONES_V4 static float
+winner_sqdist(const float *a, const float *b, int32_t d, float cap)
+{
+	return any_order_sqdist(a, b, d, cap);
 }
 
 /*
@@ -180,7 +203,8 @@ KppGroups::KppGroups(const float *x, int64_t n, int32_t d, int32_t k, const doub
 					 ThreadPool *pool)
 	: x_(x), n_(n), d_(d), weights_(weights), pool_(pool), nw_(pool->size()), members_(k),
 	  size_(k, 0), gmax_(k, 0.0f), stride_(k), wmax_((size_t) nw_ * k), wsize_((size_t) nw_ * k),
-	  gain_(nw_), err_(nw_), near_(nw_), moved_(nw_), moved_from_(nw_)
+	  gain_(nw_), err_(nw_), near_(nw_), room_((size_t) kpp_near_room.load(std::memory_order_relaxed)),
+	  moved_(nw_), moved_from_(nw_)
 {
 }
 
@@ -288,7 +312,7 @@ KppGroups::evaluate(const float *cand, const int *rep, int trials, const float *
 				act[na++] = t;
 		eval_rows(x_, d_, members_[item.group].data() + item.begin, item.end - item.begin, closest,
 				  weights_, cand, cc + (size_t) item.group * tp, act, na, thr, eps_f,
-				  gain_[w].data(), err_[w].data(), near_[w]);
+				  gain_[w].data(), err_[w].data(), near_[w], room_);
 	});
 
 	/* reduce, then the pick of the header's proof */
@@ -334,15 +358,17 @@ KppGroups::clear_moved()
 }
 
 void
-KppGroups::take_near(int best, const float *winner, int32_t center, float *closest, int32_t *owner)
+KppGroups::take_near(int best, const float *winner, int32_t center, const float *cc, int32_t tp,
+					 double thr, float *closest, int32_t *owner)
 {
-	/* the winner's near rows get their exact D^2; those it is closer to move */
+	/*
+	 * The rows the winner may take: its near pairs, or when a worker ran
+	 * out of room for them, evaluate()'s test again (group, row, then the
+	 * any-order distance against D + delta). They get their exact D^2, and
+	 * those it is closer to move.
+	 */
 	clear_moved();
-	pool_->parallel_for(nw_, [&](int64_t l, int) {
-		std::vector<int32_t> rows;
-		for (int64_t p : near_[l])
-			if ((p & 31) == best)
-				rows.push_back((int32_t) (p >> 5));
+	auto		take = [&](const std::vector<int32_t> &rows, int w) {
 		std::vector<float> f(rows.size());
 		exact_rows(x_, d_, rows.data(), (int64_t) rows.size(), winner, f.data());
 		for (size_t r = 0; r < rows.size(); r++)
@@ -351,11 +377,45 @@ KppGroups::take_near(int best, const float *winner, int32_t center, float *close
 			if (f[r] < closest[i])
 			{
 				closest[i] = f[r];
-				moved_[l].push_back(i);
-				moved_from_[l].push_back(owner[i]);
+				moved_[w].push_back(i);
+				moved_from_[w].push_back(owner[i]);
 				owner[i] = center;
 			}
 		}
+	};
+	bool		kept = true;
+	for (int w = 0; w < nw_; w++)
+		kept = kept && near_[w].size() <= room_;
+	if (kept)
+	{
+		pool_->parallel_for(nw_, [&](int64_t l, int w) {
+			std::vector<int32_t> rows;
+			for (int64_t p : near_[l])
+				if ((p & 31) == best)
+					rows.push_back((int32_t) (p >> 5));
+			take(rows, w);
+		});
+		return;
+	}
+	const double eps_f = 4.0 * (d_ + 2) * 0x1p-24;
+	pool_->parallel_for((int64_t) items_.size(), [&](int64_t it, int w) {
+		const Item &item = items_[it];
+		if (!(item.mask >> best & 1))
+			return;
+		const double a2 = cc[(size_t) item.group * tp + best];
+		std::vector<int32_t> rows;
+		for (int64_t q = item.begin; q < item.end; q++)
+		{
+			const int32_t i = members_[item.group][q];
+			const double c = closest[i];
+			if (a2 >= thr * c + 1e-30)
+				continue;
+			const float cap = (float) (c * (1.0 + eps_f) * (1.0 + 0x1p-20)) + 0x1p-100f;
+			const double f = winner_sqdist(x_ + (int64_t) i * d_, winner, d_, cap);
+			if (f < c + (eps_f * f + 0x1p-100))
+				rows.push_back(i);
+		}
+		take(rows, w);
 	});
 }
 

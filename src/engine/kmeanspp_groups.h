@@ -60,10 +60,12 @@ public:
 						 int64_t nchunks);
 
 	/*
-	 * After evaluate(): the winner becomes center 'center': the rows it is
-	 * closer to take it (closest, owner) and are noted as moved.
+	 * After evaluate() (or the row-order pass in its place): the winner
+	 * becomes center 'center': the rows it is closer to take it (closest,
+	 * owner) and are noted as moved. cc, tp, thr: as for plan().
 	 */
-	void		take_near(int best, const float *winner, int32_t center, float *closest, int32_t *owner);
+	void		take_near(int best, const float *winner, int32_t center, const float *cc, int32_t tp,
+						  double thr, float *closest, int32_t *owner);
 
 	/*
 	 * A row-order update instead (the groups are rebuilt from owner when
@@ -113,8 +115,9 @@ private:
 	std::vector<int64_t> wsize_;
 	std::vector<Item> items_;
 	std::vector<std::vector<double>> gain_, err_;	/* per worker, per candidate */
-	std::vector<std::vector<int64_t>> near_;	/* per worker: row * 32 + candidate, pairs that may gain */
-	std::vector<std::vector<int32_t>> moved_, moved_from_;	/* per worker or list: rows taken by the winner, old owner */
+	std::vector<std::vector<int64_t>> near_;	/* per worker: row * 32 + candidate, pairs that may gain; -1: out of room */
+	size_t		room_;			/* near pairs a worker keeps */
+	std::vector<std::vector<int32_t>> moved_, moved_from_;	/* per worker: rows taken by the winner, old owner */
 };
 
 }							/* namespace pgkm */

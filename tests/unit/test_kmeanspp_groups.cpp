@@ -16,6 +16,7 @@
 #include "blobs.h"
 #include "engine_run.h"
 #include "internal_hooks.h"
+#include "kpp_start.h"
 #include "rng.h"
 
 #include <gtest/gtest.h>
@@ -44,12 +45,6 @@ sqdist_in_order(const float *a, const float *b, int32_t d)
 	}
 	return s;
 }
-
-struct FloatReference
-{
-	std::vector<int64_t> rows;
-	double		potential = 0;
-};
 
 /* Chunk sums of v in row order. */
 std::vector<double>
@@ -102,13 +97,13 @@ draw(const std::vector<float> &closest, const std::vector<double> &csum, double 
 }
 
 /* Greedy k-means++ in the engine's arithmetic, every distance computed. */
-FloatReference
+KppReference
 float_reference(const std::vector<float> &x, int32_t d, int32_t k, uint64_t seed)
 {
 	const int64_t n = (int64_t) x.size() / d;
 	const int	trials = 2 + (int) std::log((double) k);
 	pgkm::SplitMix64 rng(seed);
-	FloatReference ref;
+	KppReference ref;
 	ref.rows.push_back(rng.below(n));
 	std::vector<float> closest(n);
 	for (int64_t i = 0; i < n; i++)
@@ -149,20 +144,7 @@ void
 expect_reference_start(const std::vector<float> &x, int32_t d, int32_t k, uint64_t seed, int threads,
 					   const char *what)
 {
-	pgkm_options o = cpu_options(k);
-	o.seed = seed;
-	o.max_iter = 1;
-	o.n_threads = threads;
-	EngineResult r = run_engine(x, d, o);
-	ASSERT_EQ(r.status, PGKM_DONE) << what << ": " << r.err;
-	const FloatReference ref = float_reference(x, d, k, pgkm::derive_seed(seed, 0));
-	ASSERT_EQ(r.init.size(), ref.rows.size() * d) << what << " threads " << threads;
-	for (size_t c = 0; c < ref.rows.size(); c++)
-		for (int32_t j = 0; j < d; j++)
-			ASSERT_EQ(r.init[c * d + j], (double) x[ref.rows[c] * d + j])
-				<< what << " threads " << threads << ": center " << c << " (reference row "
-				<< ref.rows[c] << ")";
-	EXPECT_EQ(r.progress[0].inertia, ref.potential) << what << " threads " << threads;
+	expect_start_is(float_reference(x, d, k, pgkm::derive_seed(seed, 0)), x, d, k, seed, threads, what);
 }
 
 /* Steps the grouped evaluation took since the last call (and how many it left undecided). */
@@ -187,6 +169,10 @@ TEST(KmeansppGroups, SameCentersAsTheFloatReferenceOnBlobs)
 		for (int threads : {1, 3})
 			expect_reference_start(x, d, 150, 5 + d, threads, "blobs");
 		EXPECT_GT(grouped_steps(), 50) << "d " << d << ": the groups were not used";
+		/* no room for near pairs: the winner's rows are searched again */
+		const int64_t saved = pgkm_internal_set_kpp_near_room(0);
+		expect_reference_start(x, d, 150, 5 + d, 2, "blobs, rows searched again");
+		pgkm_internal_set_kpp_near_room(saved);
 	}
 }
 
@@ -212,7 +198,7 @@ TEST(KmeansppGroups, DuplicateRowsStopAtTheDistinctRows)
 		const int64_t s = i < 90 ? i : rng.below(90);
 		std::copy(&base[s * d], &base[(s + 1) * d], &x[i * d]);
 	}
-	const FloatReference ref = float_reference(x, d, 120, pgkm::derive_seed(2, 0));
+	const KppReference ref = float_reference(x, d, 120, pgkm::derive_seed(2, 0));
 	ASSERT_EQ(ref.rows.size(), 90u);
 	EXPECT_EQ(ref.potential, 0.0);
 	for (int threads : {1, 3})
