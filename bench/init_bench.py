@@ -9,12 +9,14 @@ writes (Gaussian blobs: 32 centres uniform in [-10, 10]^d, sigma 2):
   sklearn  sklearn.cluster.kmeans_plusplus (greedy, 2 + ln k trials) timed at
            the same threads, then our Lloyd from its centers (same iterations)
 Quality, each in fp64 over all rows: the potential (sum of D^2) of the
-initial centers and the inertia after the Lloyd iterations.
+initial centers and the inertia after the Lloyd iterations; "centres" is a
+hash of the initial centers' bytes (equal hashes: the same start, bit for bit).
 
 Uses the system's NumPy and scikit-learn (python3-sklearn):
   /usr/bin/python3 bench/init_bench.py --threads 2 --seeds 0,1,2
 """
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -25,7 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from cpu_libs_bench import inertia_fp64, load, make_data  # noqa: E402
 
-SHAPES = [(200000, 128, 256), (1000000, 16, 64), (100000, 768, 100), (245760, 32, 1024)]
+SHAPES = [(1000000, 2, 8), (1000000, 16, 64), (200000, 128, 256), (100000, 768, 100), (245760, 32, 32),
+          (245760, 32, 1024)]
 
 
 def parse_args():
@@ -95,8 +98,9 @@ def main():
     shapes = [tuple(int(v) for v in s.split(',')) for s in a.shape] or SHAPES
     seeds = [int(s) for s in a.seeds.split(',')]
     print('Load average at start: %.2f %.2f %.2f' % os.getloadavg())
-    print('| n x d, k | init | seed | init s | Lloyd ms/it | init in its | potential | inertia after %d its |' % a.iters)
-    print('|---|---|---|---|---|---|---|---|')
+    print('| n x d, k | init | seed | init s | Lloyd ms/it | init in its | potential | inertia after %d its | centres |'
+          % a.iters)
+    print('|---|---|---|---|---|---|---|---|---|')
     rows = []
     for (n, d, k) in shapes:
         xf, _ = make_data(a, n, d, k)
@@ -108,11 +112,11 @@ def main():
                 it_ms = float(np.median(o['iter_s'])) * 1e3
                 row = dict(n=n, d=d, k=k, init=init, seed=seed, init_s=o['init_s'], iter_ms=it_ms,
                            its=o['init_s'] * 1e3 / it_ms, potential=inertia_fp64(x, o['c0']),
-                           inertia=o['inertia'])
+                           inertia=o['inertia'], centres=hashlib.sha1(o['c0'].tobytes()).hexdigest()[:12])
                 rows.append(row)
-                print('| %d x %d, k = %d | %s | %d | %.3f | %.1f | %.2f | %.7g | %.7g |' % (
+                print('| %d x %d, k = %d | %s | %d | %.3f | %.1f | %.2f | %.7g | %.7g | %s |' % (
                     n, d, k, init, seed, row['init_s'], it_ms, row['its'], row['potential'],
-                    row['inertia']), flush=True)
+                    row['inertia'], row['centres']), flush=True)
             if a.no_sklearn:
                 continue
             s, cf = sklearn_pp(a, xf, n, d, k, seed)

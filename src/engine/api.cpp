@@ -176,6 +176,12 @@ pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
 		else
 			b += threads * 1024 * trials * 4;
 		b += threads * 1024 * 4;	/* per-thread row lists */
+		b += dn * 4;				/* each row's closest center */
+		/*
+		 * groups (kmeanspp_groups.h): member lists, the rows a grouped step
+		 * moves (at most half), per-center state, near pairs (2^15 a worker)
+		 */
+		b += dn * 4 + dn / 2 * 8 + k * (48 + threads * 12) + threads * (1 << 18);
 	}
 	else if (opt->init == PGKM_INIT_KMEANS_PARALLEL)
 	{

@@ -14,8 +14,14 @@ extern "C" {
 /* The smallest d that uses the GEMM distance form (-1, default: by shape, d >= 6 or k >= 32). */
 int32_t		pgkm_internal_set_gemm_min_d(int32_t d);
 
-/* k-means++ row skipping on (1, default) or off (0). */
+/* k-means++ skipping: groups and rows (1, default), rows only (2) or off (0). */
 int32_t		pgkm_internal_set_kpp_pruning(int32_t on);
+
+/* Near pairs a k-means++ worker keeps per grouped step (default and most 2^15; 0: the winner's rows are searched again). */
+int64_t		pgkm_internal_set_kpp_near_room(int64_t pairs);
+
+/* k-means++ steps evaluated over groups, and those of them whose pick the row-order pass made, since the last call. */
+void		pgkm_internal_kpp_steps(int64_t *grouped, int64_t *undecided);
 
 /* k-means||'s rounds and oversampling factor l / k (0 and 0: the defaults); returns the previous rounds. */
 int32_t		pgkm_internal_set_kmeans_parallel(int32_t rounds, double oversampling);

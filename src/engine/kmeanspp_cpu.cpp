@@ -1,9 +1,11 @@
 /*
  * kmeanspp_cpu.cpp: greedy k-means++ on the CPU (init.h), with exact
- * triangle-inequality row skipping and SIMD candidate distances.
+ * triangle-inequality row skipping and SIMD candidate distances; rows
+ * grouped by closest center (kmeanspp_groups.h) skip whole groups.
  */
 #include "init.h"
 #include "internal_hooks.h"
+#include "kmeanspp_groups.h"
 #include "rng.h"
 #include "simd.h"
 #include "thread_pool.h"
@@ -13,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <vector>
 
 namespace pgkm
@@ -91,13 +94,26 @@ weighted_row(const double *w, int64_t n, double u)
 	return last;
 }
 
-/* k-means++ skips rows proven unaffected (1, default) or computes all (0): a test hook. */
+/*
+ * k-means++ skips groups and rows proven unaffected (1, default), rows only
+ * (2: the row-order pass every step) or computes all (0): a test hook.
+ */
 static std::atomic<int32_t> kpp_pruning {1};
 
 extern "C" int32_t
 pgkm_internal_set_kpp_pruning(int32_t on)
 {
 	return kpp_pruning.exchange(on);
+}
+
+/* Steps that the grouped evaluation took, and those of them its bounds left to the row-order pass. */
+static std::atomic<int64_t> kpp_sparse_steps {0}, kpp_undecided_steps {0};
+
+extern "C" void
+pgkm_internal_kpp_steps(int64_t *grouped, int64_t *undecided)
+{
+	*grouped = kpp_sparse_steps.exchange(0);
+	*undecided = kpp_undecided_steps.exchange(0);
 }
 
 /*
@@ -113,7 +129,8 @@ pgkm_internal_set_kpp_pruning(int32_t on)
  * the float rounding of both sums (A^2 >= 4 (1 + m) D^2) the row's
  * min(D^2, dist) is D^2 without computing dist. Skipping is therefore exact:
  * the result is bit-identical with pruning off (test hook) and, with per-chunk
- * sums reduced in chunk order, for any thread count.
+ * sums reduced in chunk order, for any thread count. The grouped evaluation
+ * (kmeanspp_groups.h) proves its pick equal to that pass's or runs the pass.
  *
  * weights (NULL: all 1) make it weighted k-means++, as k-means|| reduces its
  * candidates: the first center is drawn with probability proportional to w,
@@ -148,7 +165,9 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 	 * candidate-center distance) carry a relative error below delta = (d + 3)
 	 * u (u = 2^-24); m = 8 delta + 1e-6 covers them with room to spare.
 	 */
-	const bool	prune = kpp_pruning.load(std::memory_order_relaxed) != 0;
+	const int32_t mode = kpp_pruning.load(std::memory_order_relaxed);
+	const bool	prune = mode != 0;
+	const bool	grouped = mode == 1 && KppGroups::usable(n, d);
 	const double thr = 4.0 * (1.0 + 8.0 * (d + 3) * 0x1p-24 + 1e-6);
 	auto		unaffected = [&](double a2, int64_t i) {
 		return prune && a2 >= thr * (double) closest[i] + 1e-30;
@@ -178,7 +197,11 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			cf[(size_t) c * d + j] = x[row * d + j];
 		}
 	};
-	/* distances of the chunk's listed rows: into tdist, or the worker's buffer */
+	/*
+	 * distances of the chunk's listed rows: into tdist, or the worker's
+	 * buffer; the others read +inf, so that min(D^2, distance) is D^2 for
+	 * them (what the skip test proved) without a branch
+	 */
 	auto		chunk_dists = [&](int64_t r0, int64_t r1, int w) -> float * {
 		const std::vector<int32_t> &list = wlist[w];
 		float	   *dist;
@@ -189,6 +212,8 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			wdist[w].resize((size_t) (r1 - r0) * tp);
 			dist = wdist[w].data();
 		}
+		if ((int64_t) list.size() < r1 - r0)
+			std::fill(dist, dist + (size_t) (r1 - r0) * tp, std::numeric_limits<float>::infinity());
 		kpp_dists(x + r0 * d, d, list.data(), (int64_t) list.size(), ct.data(), tp, dist);
 		return dist;
 	};
@@ -249,12 +274,24 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 	double		pot = total();
 	int32_t		found = 1;
 	std::vector<int64_t> ids(trials);
+	std::vector<int> rep(trials);	/* the first candidate bitwise equal to each */
+	std::unique_ptr<KppGroups> groups;
+	std::vector<int64_t> dirty;
+	if (grouped)
+	{
+		groups.reset(new KppGroups(x, n, d, k, weights, pool));
+		groups->start(closest.data(), owner.data());
+	}
 	while (found < k && pot > 0)
 	{
 		for (int t = 0; t < trials; t++)
 		{
 			ids[t] = sample(rng.uniform() * pot);
 			load_candidate(t, ids[t]);
+			rep[t] = t;
+			for (int u = 0; u < t && rep[t] == t; u++)
+				if (memcmp(&cand[(size_t) u * d], &cand[(size_t) t * d], sizeof(float) * d) == 0)
+					rep[t] = u;
 		}
 		/* candidate-center distances (SIMD, only ever compared with a margin) and their minimum */
 		const int64_t cblk = 256;
@@ -264,63 +301,89 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			for (int64_t c = c0; c < c1; c++)
 				mincc[c] = *std::min_element(&cc[(size_t) c * tp], &cc[(size_t) c * tp] + trials);
 		});
-		/* potential with each candidate added, per chunk in row order */
-		pool->parallel_for(nchunks, [&](int64_t ch, int w) {
-			int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
-			std::vector<int32_t> &list = wlist[w];
-			list.clear();
-			for (int64_t i = r0; i < r1; i++)
-				if (!unaffected(mincc[owner[i]], i))
-					list.push_back((int32_t) (i - r0));
-			const float *dist = chunk_dists(r0, r1, w);
-			double		acc[64];
-			double	   *sum = trials <= 64 ? acc : &tpart[(size_t) ch * trials];
-			std::fill(sum, sum + trials, 0.0);
-			size_t		li = 0;
-			for (int64_t i = r0; i < r1; i++)
-			{
-				const float ci = closest[i];
-				const double wi = wt(i);
-				if (li < list.size() && list[li] == i - r0)
+		int			best = KPP_UNDECIDED;
+		/* grouped while the groups that candidates may reach hold at most half the rows */
+		const bool	sparse = grouped && groups->plan(rep.data(), trials, cc.data(), tp, thr, n / 2);
+		if (sparse)
+		{
+			best = groups->evaluate(cand.data(), rep.data(), trials, cc.data(), tp, thr,
+									closest.data(), pot, KPP_CHUNK, nchunks);
+			kpp_sparse_steps.fetch_add(1, std::memory_order_relaxed);
+			if (best == KPP_UNDECIDED)
+				kpp_undecided_steps.fetch_add(1, std::memory_order_relaxed);
+		}
+		/* otherwise: potential with each candidate added, per chunk in row order */
+		if (best == KPP_UNDECIDED)
+			pool->parallel_for(nchunks, [&](int64_t ch, int w) {
+				int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
+				std::vector<int32_t> &list = wlist[w];
+				list.clear();
+				for (int64_t i = r0; i < r1; i++)
+					if (!unaffected(mincc[owner[i]], i))
+						list.push_back((int32_t) (i - r0));
+				const float *dist = chunk_dists(r0, r1, w);
+				double		acc[64];
+				double	   *sum = trials <= 64 ? acc : &tpart[(size_t) ch * trials];
+				std::fill(sum, sum + trials, 0.0);
+				for (int64_t i = r0; i < r1; i++)
 				{
+					const float ci = closest[i];
+					const double wi = wt(i);
 					const float *dr = dist + (size_t) (i - r0) * tp;
 					for (int t = 0; t < trials; t++)
 						sum[t] += wi * std::min(ci, dr[t]);
-					li++;
 				}
-				else
-					for (int t = 0; t < trials; t++)
-						sum[t] += wi * ci;
-			}
-			if (sum == acc)
-				std::copy(acc, acc + trials, &tpart[(size_t) ch * trials]);
-		});
-		const int	best = best_trial(tpart.data(), nchunks, trials);
+				if (sum == acc)
+					std::copy(acc, acc + trials, &tpart[(size_t) ch * trials]);
+			});
+		if (best == KPP_UNDECIDED)
+			best = best_trial(tpart.data(), nchunks, trials);
 		set_center(found, ids[best]);
-		/* closest = min(closest, D^2 to the winner); rows it cannot reach keep theirs */
-		const float *ccb = cc.data() + best;
 		const float *cb = cand.data() + (size_t) best * d;
-		pool->parallel_for(nchunks, [&](int64_t ch, int) {
+		if (sparse)
+		{
+			/* the winner's rows, then the row-order sums of the chunks they are in */
+			groups->take_near(best, cb, found, cc.data(), tp, thr, closest.data(), owner.data());
+			groups->regroup(found, closest.data(), owner.data(), KPP_CHUNK, &dirty);
+			pool->parallel_for((int64_t) dirty.size(), [&](int64_t q, int) {
+				int64_t		r0 = dirty[q] * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
+				double		s = 0;
+				for (int64_t i = r0; i < r1; i++)
+					s += wt(i) * closest[i];
+				csum[dirty[q]] = s;
+			});
+			pot = total();
+			found++;
+			continue;
+		}
+		/*
+		 * closest = min(closest, D^2 to the winner): from tdist (+inf where
+		 * the skip test proved D^2 unchanged), or recomputed (small d, every
+		 * row: where the test would skip, the value cannot be lower)
+		 */
+		if (grouped)
+			groups->begin_rows(found);
+		pool->parallel_for(nchunks, [&](int64_t ch, int w) {
 			int64_t		r0 = ch * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
 			double		s = 0;
 			for (int64_t i = r0; i < r1; i++)
 			{
 				float		v = closest[i];
-				if (!unaffected(ccb[(size_t) owner[i] * tp], i))
+				const float db = keep_trials ? tdist[(size_t) i * tp + best] : sqdist_f(x + i * d, cb, d);
+				if (db < v)
 				{
-					float		db = keep_trials ? tdist[(size_t) i * tp + best]
-						: sqdist_f(x + i * d, cb, d);
-					if (db < v)
-					{
-						v = db;
-						owner[i] = found;
-					}
+					v = db;
+					owner[i] = found;
 				}
 				closest[i] = v;
+				if (grouped)
+					groups->note_row(w, owner[i], v);
 				s += wt(i) * v;
 			}
 			csum[ch] = s;
 		});
+		if (grouped)
+			groups->end_rows(found);
 		pot = total();
 		found++;
 	}

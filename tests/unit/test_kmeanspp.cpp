@@ -13,6 +13,7 @@
 #include "engine_run.h"
 #include "internal_hooks.h"
 #include "kpp_reference.h"
+#include "kpp_start.h"
 #include "rng.h"
 
 #include <gtest/gtest.h>
@@ -32,20 +33,8 @@ void
 expect_reference_start(const std::vector<float> &x, int32_t d, int32_t k, uint64_t seed,
 					   int threads, const char *what)
 {
-	pgkm_options o = cpu_options(k);
-	o.seed = seed;
-	o.max_iter = 1;
-	o.n_threads = threads;
-	EngineResult r = run_engine(x, d, o);
-	ASSERT_EQ(r.status, PGKM_DONE) << what << ": " << r.err;
-	const KppReference ref = reference_kmeanspp(x, d, k, pgkm::derive_seed(seed, 0));
-	ASSERT_EQ(r.init.size(), ref.rows.size() * d) << what << " threads " << threads;
-	for (size_t c = 0; c < ref.rows.size(); c++)
-		for (int32_t j = 0; j < d; j++)
-			ASSERT_EQ(r.init[c * d + j], (double) x[ref.rows[c] * d + j])
-				<< what << " threads " << threads << ": center " << c << " (reference row "
-				<< ref.rows[c] << ")";
-	EXPECT_EQ(r.progress[0].inertia, ref.potential) << what << " threads " << threads;
+	expect_start_is(reference_kmeanspp(x, d, k, pgkm::derive_seed(seed, 0)), x, d, k, seed, threads,
+					what);
 }
 
 }							/* namespace */

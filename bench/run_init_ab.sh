@@ -1,0 +1,24 @@
+#!/bin/bash
+# run_init_ab.sh: greedy k-means++ init time, two builds side by side (bench/RESULTS.md,
+# "Greedy k-means++ over groups of rows"). Each shape runs the BEFORE build, then the
+# AFTER build, at 1 and 2 threads, through bench/init_bench.py; the "centres" column
+# (a hash of the initial centers) must be equal for both builds.
+#
+#   bash bench/run_init_ab.sh BEFORE_BUILD_DIR AFTER_BUILD_DIR [SEEDS]
+#
+# Each build dir needs bench/init_bench (cmake --build DIR --target init_bench).
+set -euo pipefail
+before=$1 after=$2 seeds=${3:-0,1}
+here=$(cd "$(dirname "$0")" && pwd)
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "| build | threads | n x d, k | init | seed | init s | Lloyd ms/it | init in its | potential | inertia after 10 its | centres |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+for t in 1 2; do
+	for sh in 1000000,2,8 1000000,16,64 200000,128,256 100000,768,100 245760,32,32 245760,32,1024; do
+		for b in "$before" "$after"; do
+			/usr/bin/python3 "$here/init_bench.py" --threads "$t" --seeds "$seeds" --iters 10 --no-sklearn \
+				--shape "$sh" --build-dir "$b" | grep '^| [0-9]' | sed "s#^#| $(basename "$b") | $t #"
+		done
+	done
+done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
