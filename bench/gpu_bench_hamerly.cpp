@@ -13,6 +13,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 
 namespace
 {
@@ -60,8 +63,14 @@ hamerly_bench(const Plugin &pl, int64_t max_n)
 	printf("\n#### --hamerly: 'hamerly' vs 'lloyd' on the GPU, engine API (device gpu, init random rows seed 1, tol 0,\n"
 		   "#### stop when no label changes or at max_iter); ms/it = median iteration, it1 = the first; total = create..result\n");
 	std::vector<float> x;
+	/* PGKM_BENCH_HAMERLY_CASES: the case numbers (0-based, comma-separated) to run, for a profiler; all when unset */
+	const char *only = getenv("PGKM_BENCH_HAMERLY_CASES");
+	int			ci = -1;
 	for (const Case &c : cases)
 	{
+		ci++;
+		if (only && !strstr((std::string(",") + only + ",").c_str(), ("," + std::to_string(ci) + ",").c_str()))
+			continue;
 		const int64_t n = std::min(c.n, max_n);
 		make_gauss_blobs(x, n, c.d, c.k, c.lo, c.hi, c.sigma, 2011 + c.k + (uint64_t) (c.sigma * c.sigma * 1e4));
 		printf("\n== n = %lld, d = %d, k = %d, %s, max_iter %d ==\n", (long long) n, c.d, c.k, c.what, c.max_iter);

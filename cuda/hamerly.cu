@@ -35,67 +35,97 @@
 #include "launch.cuh"
 
 #include <algorithm>
+#include <cmath>
 
 namespace pgkm_cuda
 {
 
 static constexpr int GEO_THREADS = 256;
+static constexpr int GEO_J = 4;			/* centroids per geometry block */
 static constexpr int FL_THREADS = 256;
 static constexpr int FL_WARPS = FL_THREADS / 32;
 
-/*
- * Warp-collective: ||u - v||^2 rounded up (UP) or down at every operation,
- * so above or below the real value; every lane gets it.
- */
-template <bool UP>
+/* Warp-collective: ||u - v||^2 rounded up at every operation, so above the real value; every lane gets it. */
 __device__ __forceinline__ double
-warp_dist2_rounded(const double *u, const double *v, int d)
+warp_dist2_up(const double *u, const double *v, int d)
 {
 	double		s = 0;
 	for (int f = threadIdx.x & 31; f < d; f += 32)
 	{
 		const double p = u[f], q = v[f];
-		const double t = UP ? (p >= q ? __dsub_ru(p, q) : __dsub_ru(q, p)) : (p >= q ? __dsub_rd(p, q) : __dsub_rd(q, p));
-		s = UP ? __dadd_ru(s, __dmul_ru(t, t)) : __dadd_rd(s, __dmul_rd(t, t));
+		const double t = p >= q ? __dsub_ru(p, q) : __dsub_ru(q, p);
+		s = __dadd_ru(s, __dmul_ru(t, t));
 	}
 	for (int off = 16; off > 0; off >>= 1)
-		s = UP ? __dadd_ru(s, __shfl_xor_sync(FULL, s, off)) : __dadd_rd(s, __shfl_xor_sync(FULL, s, off));
+		s = __dadd_ru(s, __shfl_xor_sync(FULL, s, off));
 	return s;
 }
 
-/* Step 1: block j; d fp64 of dynamic shared memory. */
+/*
+ * Step 1: block b, centroids j0 = GEO_J b .. + GEO_J - 1 (GEO_J x d fp64 of
+ * dynamic shared memory): each thread sums its other centroids' squared
+ * distances to the block's serially (rounded down at every operation, so
+ * below the real value in any order), warp w < GEO_J the drift of centroid
+ * j0 + w (rounded up).
+ */
 __global__ void __launch_bounds__(GEO_THREADS)
 geometry_kernel(HamArgs a)
 {
 	extern __shared__ double cj[];
-	__shared__ double wmin[GEO_THREADS / 32];
-	const int	j = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	const int	d = a.d, k = a.k;
-	for (int f = threadIdx.x; f < d; f += GEO_THREADS)
+	__shared__ double wmin[GEO_THREADS / 32][GEO_J];
+	const int	j0 = blockIdx.x * GEO_J, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	const int	d = a.d, k = a.k, jn = min(GEO_J, k - j0);
+	for (int q = threadIdx.x; q < GEO_J * d; q += GEO_THREADS)
 	{
-		cj[f] = a.c64[(size_t) j * d + f];
-		a.cf[(size_t) j * d + f] = __double2float_rn(cj[f]);
+		const double v = q < jn * d ? a.c64[(size_t) j0 * d + q] : 0.0;
+		cj[q] = v;
+		if (q < jn * d)
+			a.cf[(size_t) j0 * d + q] = __double2float_rn(v);
 	}
 	__syncthreads();
 	if (a.first)
 		return;					/* no bounds to move yet */
-	double		m = dinf();
-	for (int o = warp; o < k; o += GEO_THREADS / 32)
+	double		m[GEO_J];
+#pragma unroll
+	for (int jj = 0; jj < GEO_J; jj++)
+		m[jj] = dinf();
+	for (int o = threadIdx.x; o < k; o += GEO_THREADS)
 	{
-		if (o == j)
-			continue;
-		m = fmin(m, warp_dist2_rounded<false>(cj, a.c64 + (size_t) o * d, d));
+		const double *co = a.c64 + (size_t) o * d;
+		double		s[GEO_J] = {};
+		for (int f = 0; f < d; f++)
+		{
+			const double q = co[f];
+#pragma unroll
+			for (int jj = 0; jj < GEO_J; jj++)
+			{
+				const double p = cj[jj * d + f];
+				const double t = p >= q ? __dsub_rd(p, q) : __dsub_rd(q, p);
+				s[jj] = __dadd_rd(s[jj], __dmul_rd(t, t));
+			}
+		}
+#pragma unroll
+		for (int jj = 0; jj < GEO_J; jj++)
+			if (o != j0 + jj)
+				m[jj] = fmin(m[jj], s[jj]);
 	}
-	if (lane == 0)
-		wmin[warp] = m;
-	const double dr = warp == 0 ? warp_dist2_rounded<true>(cj, a.cprev + (size_t) j * d, d) : 0;
-	__syncthreads();
-	if (threadIdx.x == 0)
+#pragma unroll
+	for (int jj = 0; jj < GEO_J; jj++)
 	{
+		for (int off = 16; off > 0; off >>= 1)
+			m[jj] = fmin(m[jj], __shfl_xor_sync(FULL, m[jj], off));
+		if (lane == 0)
+			wmin[warp][jj] = m[jj];
+	}
+	const double dr = warp < jn ? warp_dist2_up(cj + (size_t) warp * d, a.cprev + (size_t) (j0 + warp) * d, d) : 0;
+	__syncthreads();
+	if (warp < jn && lane == 0)
+	{
+		double		mm = wmin[0][warp];
 		for (int w = 1; w < GEO_THREADS / 32; w++)
-			m = fmin(m, wmin[w]);
-		a.geom[j] = __dsqrt_ru(dr);
-		a.geom[k + j] = __dmul_rd(0.5, __dsqrt_rd(m));	/* k = 1: infinite */
+			mm = fmin(mm, wmin[w][warp]);
+		a.geom[j0 + warp] = __dsqrt_ru(dr);
+		a.geom[k + j0 + warp] = __dmul_rd(0.5, __dsqrt_rd(mm));	/* k = 1: infinite */
 	}
 }
 
@@ -188,6 +218,35 @@ filter_kernel(HamArgs a)
 	}
 }
 
+/*
+ * The centred level's margins (hamerly_args.h) from the uploaded centroids:
+ * bias_c = float(fp64 sum of c'^2) >= (1 - gamma_d) ||c'||^2 (u = 2^-24),
+ * so C^2 = max bias / (1 - gamma_d) bounds every ||c'||^2; gf = gamma_{d+2}
+ * >= the form's gamma_{d+1}; 2^-100 covers its a_u = 4 (d + 1) 2^-149 and
+ * the centroids' underflows. Host fp64 roundings are covered by the
+ * 2^-40 factors.
+ */
+static CentredBound
+centred_bound(const Run &r, const float *bias)
+{
+	const int	d = r.d;
+	CentredBound cb {};
+	cb.test = r.test;
+	cb.mscale = r.plan.path == PATH_DOT ? 1.0f : -2.0f;	/* pass.cu: DOT keeps -2c' */
+	double		mb = 0;
+	for (int c = 0; c < r.k; c++)
+		mb = std::isnan(bias[c]) ? INFINITY : std::max(mb, (double) bias[c]);
+	const double gd = gamma_of(d, 0x1p-24), gf = gamma_of(d + 2, 0x1p-24), slack = 1 + 0x1p-40;
+	const double cmax = std::sqrt((mb + 0x1p-120) / (1 - gd) * slack) * slack;
+	cb.gf2 = gf * cmax * cmax * slack + 0x1p-100;
+	cb.gfx = 2 * gf * cmax * slack;
+	cb.inv_lo = 1 / (1 + gd) / slack;
+	cb.inv_hi = 1 / (1 - gd) * slack;
+	cb.ud = d * 0x1p-149;
+	cb.ec = 0x1p-23 * cmax * slack + 0x1p-100;
+	return cb;
+}
+
 /* One iteration's pass with the bounds; the results land where run_pass puts them. */
 void
 run_hamerly_pass(Run &r)
@@ -227,7 +286,7 @@ run_hamerly_pass(Run &r)
 	h.first = r.bounds_valid ? 0 : 1;
 	h.moved = B.d_acc + nacc;
 	r.launches += 3;
-	geometry_kernel<<<k, GEO_THREADS, (size_t) d * sizeof(double), s>>>(h);
+	geometry_kernel<<<(k + GEO_J - 1) / GEO_J, GEO_THREADS, (size_t) GEO_J * d * sizeof(double), s>>>(h);
 	CKLAUNCH("geometry_kernel");
 	const int	fgrid = (int) std::max<int64_t>(1, std::min<int64_t>((r.n + FL_THREADS - 1) / FL_THREADS,
 																	 8LL * r.limits.sms));
@@ -240,12 +299,19 @@ run_hamerly_pass(Run &r)
 	 * of float work so that interrupts are seen.
 	 */
 	const Bracket br = make_bracket(d + 8, d, float_centroid_radius(r.cent.data(), k, d));
+	h.cfc = B.d_cf;
+	h.bias = B.d_bias;
+	h.mu = B.d_mu;
+	CentredBound cb {};
+	const bool	centred = r.test.form == FORM_CENTRED;
+	if (centred)
+		cb = centred_bound(r, B.h_cstage + kd);
 	const int64_t slice = std::max<int64_t>(8192, (int64_t) (5e11 / (2.0 * d * k)));
 	for (int64_t s0 = 0; s0 < r.n; s0 += slice)
 	{
 		h.list0 = s0;
 		h.list1 = std::min(r.n, s0 + slice);
-		launch_label_listed(r, h, br, h.list1 == r.n, s);
+		launch_label_listed(r, h, br, centred ? &cb : nullptr, h.list1 == r.n, s);
 		if (h.list1 < r.n)
 		{
 			CK(cudaStreamSynchronize(s));

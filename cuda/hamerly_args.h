@@ -5,6 +5,8 @@
 #ifndef PGKM_CUDA_HAMERLY_ARGS_H
 #define PGKM_CUDA_HAMERLY_ARGS_H
 
+#include "label_bound.h"
+
 #include <cstdint>
 
 namespace pgkm_cuda
@@ -28,6 +30,20 @@ struct HamArgs
 	int			first;			/* no valid bounds: every row is listed */
 	int64_t		list0, list1;	/* a labelling launch's part of its list */
 	unsigned long long *moved;
+	const float *cfc, *bias, *mu;	/* the path's centred centroids (c' or -2c'), fl(||c'||^2), the centring point */
+};
+
+/*
+ * The centred level's margins (hamerly_label.cu): the path's test, and for
+ * the runner-up's lower bound Eg = gf2 + gfx X >= |V - (||c'||^2 - 2 x'.c')|,
+ * X^2 within [(x2 - ud) inv_lo, (x2 + ud) inv_hi], e = 2^-23 X + ec >=
+ * ||x' - (x - mu)|| + ||c' - (c - mu)||.
+ */
+struct CentredBound
+{
+	LabelTest	test;
+	float		mscale;			/* V = fl(mscale acc + bias): -2 over c', 1 over -2c' */
+	double		gf2, gfx, inv_lo, inv_hi, ud, ec;
 };
 
 }							/* namespace pgkm_cuda */

@@ -7,6 +7,12 @@
  *      (centroid b) and E_2 the next, device/bracket.cuh's lo(E_2) >
  *      band hi(E_1) proves b the unique fp64 argmin (every other centroid
  *      has ||x - c|| >= lo(E_2), so a larger sqdist_exact), and l = lo(E_2);
+ *      Where the path ranks in the centred form (DOT, TILED: r.test is
+ *      FORM_CENTRED) and d <= 64, the float level is instead the path's own
+ *      arithmetic: V_c = fl(bias_c - 2 x'.c'), x' = fl(x - mu), one FMA per
+ *      feature (half the direct form's work), the row's x' kept in shared
+ *      memory for every centroid; label_limit proves the argmin as the
+ *      TILED path does, and the runner-up gives l (centred_lower);
  *   2. the rows the float level cannot settle (near-ties at its resolution,
  *      non-finite values) in fp64, sqdist_exact's own order.
  * Labels, moves and bounds are per row; no order matters.
@@ -25,6 +31,7 @@ static constexpr int OF_ROWS = 128;		/* rows per block: 16 groups of 8 */
 static constexpr int OF_CENTS = 64;		/* centroids per step: 16 lanes x 4 adjacent */
 static constexpr int OF_F = 16;			/* features per step */
 static constexpr int OF_PAD = 4;		/* keeps float4 rows aligned, spreads the fills' banks */
+static constexpr int OC_DMAX = 64;		/* the centred level's rows stay in shared memory */
 static constexpr int OR_THREADS = 256;
 static constexpr int OR_ROWS = 64;		/* rows per block: 16 groups of 4 */
 static constexpr int OR_CENTS = 64;		/* centroids per step: 16 lanes x 4 */
@@ -213,6 +220,157 @@ label_float_kernel(HamArgs a, Bracket br)
 }
 
 /*
+ * A lower bound on ||x - c|| for every centroid c whose centred value V_c is
+ * at least v2 (exact_bounds.h point 6): ||x' - c'||^2 = X^2 + ||c'||^2 -
+ * 2 x'.c' >= X2lo + v2 - Eg (|V_c - (||c'||^2 - 2 x'.c')| <= gamma_{d+1}
+ * (||c'||^2 + 2 X ||c'||) + a_u <= Eg, label_bound.cpp), X2lo <= X^2 from the
+ * float sum x2 (d roundings: gamma_d X^2 + d 2^-149), then the triangle
+ * inequality from (x', c') to (x - mu, c - mu): ||x' - (x - mu)|| <= u / (1 - u) X
+ * (one float rounding per feature), ||c' - (c - mu)|| < 2^-23 C (fp64 then float
+ * rounding; ec). Every operation rounds outwards; NaN gives -inf.
+ */
+__device__ __forceinline__ double
+centred_lower(const CentredBound &cb, float v2, float x2)
+{
+	const double x2hi = __dmul_ru(__dadd_ru((double) x2, cb.ud), cb.inv_hi);
+	const double x2lo = fmax(__dmul_rd(__dsub_rd((double) x2, cb.ud), cb.inv_lo), 0.0);
+	const double xn = __dsqrt_ru(x2hi);
+	const double eg = __dadd_ru(cb.gf2, __dmul_ru(cb.gfx, xn));
+	const double d2 = __dadd_rd(__dsub_rd((double) v2, eg), x2lo);
+	const double e = __dadd_ru(__dmul_ru(0x1p-23, xn), cb.ec);
+	const double lo = __dsub_rd(__dsqrt_rd(fmax(d2, 0.0)), e);
+	return lo == lo ? lo : -dinf();
+}
+
+/*
+ * The centred level, d <= OC_DMAX: list positions [list0, min(list1,
+ * count)), 128 rows per block. The block's x' = fl(x - mu) (all features,
+ * 0 past d) and fl(||x'||^2) stay in shared memory; per step of 64 centroids
+ * x 16 features of cfc, thread t adds rows 8 (t / 16) .. + 7 against
+ * centroids 4 (t % 16) .. + 3 with one fmaf each (in feature order), then
+ * V = fmaf(mscale, acc, bias): the TILED kernel's form (DOT's with -2c'
+ * stored), so its test applies: a runner-up V_2 above label_limit(V_1, x2)
+ * proves the float argmin the unique fp64 one (finite V_2 required here).
+ */
+__global__ void __launch_bounds__(OF_THREADS)
+label_centred_kernel(HamArgs a, CentredBound cb)
+{
+	__shared__ __align__(16) float xs[OC_DMAX][OF_ROWS + OF_PAD];
+	__shared__ __align__(16) float cs[OF_F][OF_CENTS + OF_PAD];
+	__shared__ float bs[OF_CENTS];
+	__shared__ float x2s[OF_ROWS];
+	__shared__ int32_t rows_s[OF_ROWS];
+	const int	t = threadIdx.x, rg = t >> 4, cl = t & 15;
+	const int	d = a.d, k = a.k, dp = (d + OF_F - 1) / OF_F * OF_F;
+	unsigned	moved = 0;
+	const int64_t end = min(a.list1, (int64_t) *a.open_count);
+	for (int64_t g0 = a.list0 + (int64_t) blockIdx.x * OF_ROWS; g0 < end; g0 += (int64_t) gridDim.x * OF_ROWS)
+	{
+		__syncthreads();		/* rows_s, xs, x2s are rewritten */
+		if (t < OF_ROWS)
+			rows_s[t] = g0 + t < end ? a.open[g0 + t] : -1;
+		__syncthreads();
+		for (int q = t; q < OF_ROWS * dp; q += OF_THREADS)
+		{
+			const int	rr = q / dp, j = q % dp, row = rows_s[rr];
+			float		v = 0;
+			if (row >= 0 && j < d)
+			{
+				const size_t o = (size_t) row * d;
+				v = __fsub_rn(stored_value(a.x + o, a.xlo ? a.xlo + o : nullptr, a.shift, j), a.mu[j]);
+			}
+			xs[j][rr] = v;
+		}
+		__syncthreads();
+		if (t < OF_ROWS)
+		{
+			float		x2 = 0;
+			for (int j = 0; j < d; j++)
+				x2 = fmaf(xs[j][t], xs[j][t], x2);
+			x2s[t] = x2;
+		}
+		float		e1[8], e2[8];
+		int			i1[8];
+#pragma unroll
+		for (int p = 0; p < 8; p++)
+		{
+			e1[p] = e2[p] = __int_as_float(0x7f800000);
+			i1[p] = -1;
+		}
+		for (int c0 = 0; c0 < k; c0 += OF_CENTS)
+		{
+			float		acc[8][4];
+#pragma unroll
+			for (int p = 0; p < 8; p++)
+#pragma unroll
+				for (int q = 0; q < 4; q++)
+					acc[p][q] = 0.0f;
+			for (int f0 = 0; f0 < dp; f0 += OF_F)
+			{
+				__syncthreads();	/* the last step is done with cs, bs */
+				for (int q = t; q < OF_CENTS * OF_F; q += OF_THREADS)
+				{
+					const int	cc = q / OF_F, ff = q % OF_F, j = f0 + ff, cn = c0 + cc;
+					cs[ff][cc] = cn < k && j < d ? a.cfc[(size_t) cn * d + j] : 0.0f;
+				}
+				if (f0 == 0 && t < OF_CENTS)
+					bs[t] = c0 + t < k ? a.bias[c0 + t] : __int_as_float(0x7f800000);
+				__syncthreads();
+#pragma unroll
+				for (int ff = 0; ff < OF_F; ff++)
+				{
+					const float4 xa = *reinterpret_cast<const float4 *>(&xs[f0 + ff][rg * 8]);
+					const float4 xb = *reinterpret_cast<const float4 *>(&xs[f0 + ff][rg * 8 + 4]);
+					const float4 cv = *reinterpret_cast<const float4 *>(&cs[ff][cl * 4]);
+					const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+					const float cw[4] = {cv.x, cv.y, cv.z, cv.w};
+#pragma unroll
+					for (int p = 0; p < 8; p++)
+#pragma unroll
+						for (int q = 0; q < 4; q++)
+							acc[p][q] = __fmaf_rn(xv[p], cw[q], acc[p][q]);
+				}
+			}
+#pragma unroll
+			for (int p = 0; p < 8; p++)
+#pragma unroll
+				for (int q = 0; q < 4; q++)
+					acc[p][q] = __fmaf_rn(cb.mscale, acc[p][q], bs[cl * 4 + q]);
+			fold_best(acc, e1, e2, i1, k, [&](int q) { return c0 + cl * 4 + q; });
+		}
+#pragma unroll
+		for (int p = 0; p < 8; p++)
+		{
+			float		b = e1[p], s = e2[p];
+			int			bi = i1[p];
+			reduce_best16(b, s, bi);
+			const int	row = rows_s[rg * 8 + p];
+			if (cl == 0 && row >= 0)
+			{
+				double		low = dinf();	/* k = 1: no other centroid */
+				bool		proven = bi >= 0;
+				if (k > 1)
+				{
+					const float x2 = x2s[rg * 8 + p];
+					proven = proven && s <= FLT_MAX && (double) s > label_limit(cb.test, b, x2);
+					low = centred_lower(cb, s, x2);
+				}
+				if (proven)
+				{
+					moved += a.labels[row] != bi;
+					a.labels[row] = bi;
+					a.lower[row] = low;
+				}
+				else
+					a.ties[atomicAdd(a.open_count + 1, 1u)] = row;
+			}
+		}
+	}
+	if (moved)
+		atomicAdd(a.moved, (unsigned long long) moved);
+}
+
+/*
  * The fp64 level: list positions [list0, min(list1, count)), 64 rows per
  * block and round. Thread t: rows 4 (t / 16) .. + 3 of the block's,
  * centroids t % 16 + 16 q of each step of 64; each (row, centroid) summed
@@ -302,17 +460,30 @@ label_fp64_kernel(HamArgs a)
 
 /*
  * Level 1 over list positions [list0, list1) (blocks past the device's count
- * return at once), then, after the last part, level 2 over what it left.
+ * return at once; the centred level where cb is given and d <= OC_DMAX),
+ * then, after the last part, level 2 over what it left.
  */
 void
-launch_label_listed(Run &r, const HamArgs &h, const Bracket &br, bool last, cudaStream_t s)
+launch_label_listed(Run &r, const HamArgs &h, const Bracket &br, const CentredBound *cb, bool last, cudaStream_t s)
 {
 	int			per_sm = 0;
-	CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, label_float_kernel, OF_THREADS, 0));
-	int64_t		grid = std::min<int64_t>((int64_t) std::max(1, per_sm) * r.limits.sms,
-										 (h.list1 - h.list0 + OF_ROWS - 1) / OF_ROWS);
-	label_float_kernel<<<(int) std::max<int64_t>(1, grid), OF_THREADS, 0, s>>>(h, br);
-	CKLAUNCH("label_float_kernel");
+	const bool	centred = cb != nullptr && h.d <= OC_DMAX;
+	if (centred)
+		CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, label_centred_kernel, OF_THREADS, 0));
+	else
+		CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, label_float_kernel, OF_THREADS, 0));
+	const int64_t grid = std::max<int64_t>(1, std::min<int64_t>((int64_t) std::max(1, per_sm) * r.limits.sms,
+																(h.list1 - h.list0 + OF_ROWS - 1) / OF_ROWS));
+	if (centred)
+	{
+		label_centred_kernel<<<(int) grid, OF_THREADS, 0, s>>>(h, *cb);
+		CKLAUNCH("label_centred_kernel");
+	}
+	else
+	{
+		label_float_kernel<<<(int) grid, OF_THREADS, 0, s>>>(h, br);
+		CKLAUNCH("label_float_kernel");
+	}
 	r.launches++;
 	if (!last)
 		return;

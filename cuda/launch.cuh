@@ -24,10 +24,15 @@ void		launch_tiled_pass(Run &r, const PassArgs &a, int64_t slot_base, cudaStream
 /* exact_labels.cu: the fp64 labels of the rows the TILED kernel listed. */
 void		launch_decide_listed(Run &r, const PassArgs &a, cudaStream_t s);
 
-/* hamerly_label.cu: a Hamerly pass's listed rows [h.list0, h.list1), exactly; last: then its float level's ties. */
+/*
+ * hamerly_label.cu: a Hamerly pass's listed rows [h.list0, h.list1), exactly
+ * (the centred level where cb is given); last: then its float level's ties.
+ */
 struct HamArgs;
 struct Bracket;
-void		launch_label_listed(Run &r, const HamArgs &h, const Bracket &br, bool last, cudaStream_t s);
+struct CentredBound;
+void		launch_label_listed(Run &r, const HamArgs &h, const Bracket &br, const CentredBound *cb, bool last,
+								cudaStream_t s);
 
 /* sorted_update.cu: sums, counts and exact distances of a chunk whose labels are written. */
 void		launch_sorted_update(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s);

@@ -225,8 +225,8 @@ launch_update_t(Run &r, const PassArgs &a, int64_t slot_base, size_t smem, cudaS
 /*
  * The label-sorted update of one chunk (TILED and GEMM paths, d <= 1024).
  * Private sums when k x (d+1) fits next to a 1024-row window; otherwise
- * global flushes over 4096-row windows, so a large k still gets several
- * rows per flush. Inertia slots: slot_base + block, at most plan.grid blocks.
+ * global flushes over 4096-row windows (2048 when the chunk has fewer than
+ * 4096 rows per SM), so a large k still gets several rows per flush. Inertia slots: slot_base + block, at most plan.grid blocks.
  */
 void
 launch_sorted_update(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t s)
@@ -235,14 +235,17 @@ launch_sorted_update(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t
 	size_t		cnt_bytes = ((size_t) r.k * 4 + 15) / 16 * 16;
 	const size_t shift_bytes = a.shift && !a.xlo ? (size_t) r.d * 4 : 0;	/* XM == 1's copy */
 	a.priv = priv_fits(r.settings, r.limits, r.d, r.k, cnt_bytes + 1024 * SU_ROW_BYTES + shift_bytes) ? 1 : 0;
-	const int	w = a.priv ? 1024 : 4096;
+	/* global flushes: 2048-row windows where 4096-row ones would leave SMs idle (n = 245,760: 60 of 132 blocks) */
+	const int	w = a.priv ? 1024 : a.rows >= 4096LL * r.limits.sms ? 4096 : 2048;
 	size_t		smem = (a.priv ? priv_bytes(r.d, r.k) : 0) + cnt_bytes + (size_t) w * SU_ROW_BYTES + shift_bytes;
 	int			cpl = (r.d + 31) / 32;
 	r.launches++;
 #define UPDATE(CPL) if (cpl <= CPL) { \
 		if (a.det && a.priv) launch_update_t<CPL, true, 1024>(r, a, slot_base, smem, s); \
+		else if (a.det && w == 2048) launch_update_t<CPL, true, 2048>(r, a, slot_base, smem, s); \
 		else if (a.det) launch_update_t<CPL, true, 4096>(r, a, slot_base, smem, s); \
 		else if (a.priv) launch_update_t<CPL, false, 1024>(r, a, slot_base, smem, s); \
+		else if (w == 2048) launch_update_t<CPL, false, 2048>(r, a, slot_base, smem, s); \
 		else launch_update_t<CPL, false, 4096>(r, a, slot_base, smem, s); \
 		return; }
 	UPDATE(2) UPDATE(4) UPDATE(8) UPDATE(16) UPDATE(24) UPDATE(32)

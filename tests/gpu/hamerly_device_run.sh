@@ -33,7 +33,7 @@ stamp "other gpu tests: $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/other_gpu_tes
 grep -E "^\[  FAILED  \]" "$OUT/hamerly_tests.log" "$OUT/other_gpu_tests.log" | tee -a "$OUT/summary.txt"
 for tool in memcheck racecheck; do
   # racecheck is slow on cuBLAS's kernels: the GEMM case (/3) under memcheck only
-  SAN='HamerlyGpu.AbiReportsPrunedPasses:HamerlyGpu.TiesDuplicatesAndEdgeShapes'
+  SAN='HamerlyGpu.AbiReportsPrunedPasses:HamerlyGpu.TiesDuplicatesAndEdgeShapes:HamerlyGpu.CentredLevelEdgeShapes'
   [ $tool = memcheck ] && SAN="$SAN:Paths/HamerlyNearTies.SameRunAsLloyd/3"
   timeout "${HAM_SAN:-90}" compute-sanitizer --tool $tool --error-exitcode 9 $T --gtest_filter="$SAN" \
     >"$OUT/sanitizer_$tool.log" 2>&1

@@ -95,6 +95,9 @@ INSTANTIATE_TEST_SUITE_P(Paths, HamerlyNearTies, ::testing::Values(
 	TieShape {20000, 2, 16, 0.0},		/* direct */
 	TieShape {20000, 16, 40, 100.0},	/* dot, offset data */
 	TieShape {20000, 48, 24, 0.0},		/* tiled */
+	TieShape {20000, 33, 200, 0.0},		/* tiled, centred level: d and k past a whole step */
+	TieShape {20000, 64, 300, 10.0},	/* dot at d = 64 (the centred level's largest d), offset data */
+	TieShape {12000, 65, 40, 0.0},		/* tiled at d = 65: the direct float level */
 	TieShape {8000, 100, 300, 1000.0},	/* gemm: rows kept shifted */
 	TieShape {3000, 520, 512, 10.0}));	/* gemm 3xTF32: rows kept split and shifted */
 
@@ -125,6 +128,36 @@ TEST(HamerlyGpu, TiesDuplicatesAndEdgeShapes)
 	for (int64_t i = 0; i < 64; i++)
 		all.push_back(i);
 	expect_exact(small, 5, rows_as_centroids(small, 5, all), 10, "k = n");
+}
+
+/*
+ * The centred level (DOT and TILED paths, d <= 64): exact ties on an integer
+ * grid, duplicates, k = 1, k = n, and one row per centroid on the bisector of
+ * two others.
+ */
+TEST(HamerlyGpu, CentredLevelEdgeShapes)
+{
+	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
+	std::vector<float> g;
+	for (int i = 0; i < 4000; i++)
+		for (int j = 0; j < 16; j++)
+			g.push_back((float) ((i * 7 + j * 13) % 5));	/* integer grid: many equal distances */
+	expect_exact(g, 16, rows_as_centroids(g, 16, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), 40, "dot, integer ties");
+
+	std::vector<float> dup;
+	for (int i = 0; i < 3000; i++)
+		for (int j = 0; j < 40; j++)
+			dup.push_back((float) ((i % 4) * 2 + j * 0.5));	/* 4 distinct rows */
+	expect_exact(dup, 40, rows_as_centroids(dup, 40, {0, 1, 2, 3, 4, 5}), 30, "tiled, duplicates, k > distinct rows");
+
+	auto		b = gpu_blobs(3000, 32, 3, 13, 1.0);
+	expect_exact(b, 32, pgkm_test::pick_rows(b, 32, 1, 9), 10, "tiled, k = 1");
+
+	auto		small = gpu_blobs(70, 17, 4, 17, 1.0);
+	std::vector<int64_t> all;
+	for (int64_t i = 0; i < 70; i++)
+		all.push_back(i);
+	expect_exact(small, 17, rows_as_centroids(small, 17, all), 10, "dot, k = n");
 }
 
 /* Empty clusters (repaired between passes: large centroid jumps) and clusters that merge. */
