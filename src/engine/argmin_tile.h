@@ -128,24 +128,23 @@ epilogue(vf (*acc)[RV], const float *cn, int32_t c0, vf *best, vf *second, vi *i
 /*
  * acc[i][g] += the kl features' products, summed in blocks of ARGMIN_KB
  * features from 0 each, then added (argmin_dot_depth); zero: acc is 0, so
- * the first block sums into it directly (kl <= ARGMIN_KB: a plain sum).
+ * the first block is stored into it as is (kl <= ARGMIN_KB: a plain sum).
+ * Each block sums into a tile of its own: acc is not live in the FMA loop,
+ * so the loop's CB x RV accumulators, the row vectors and the broadcast fit
+ * the registers beside the caller's running argmin (summing the first block
+ * into acc itself spilled half the accumulators to the stack).
  */
 __attribute__((always_inline)) inline void
 blocked_dots(const float *xt, int32_t kl, const float *panel, vf (*acc)[RV], bool zero)
 {
-	int32_t		j0 = 0;
-	if (zero)
-	{
-		block_dots(xt, (int32_t) min64(ARGMIN_KB, kl), panel, acc);
-		j0 = ARGMIN_KB;
-	}
-	for (; j0 < kl; j0 += ARGMIN_KB)
+	for (int32_t j0 = 0; j0 < kl; j0 += ARGMIN_KB)
 	{
 		vf			blk[CB][RV] = {};
 		block_dots(xt + (size_t) j0 * R, (int32_t) min64(ARGMIN_KB, kl - j0), panel + (size_t) j0 * CB, blk);
+		const bool	first = zero && j0 == 0;
 		for (int i = 0; i < CB; i++)
 			for (int g = 0; g < RV; g++)
-				acc[i][g] += blk[i][g];
+				acc[i][g] = first ? blk[i][g] : acc[i][g] + blk[i][g];
 	}
 }
 
