@@ -6,10 +6,10 @@
  * Determinism across thread counts: rows are cut into chunks whose size
  * depends only on the shape (never on the thread count); floating-point
  * partial sums are kept per chunk and reduced in chunk order, integer counts
- * are order-free, and centroid sums are accumulated per cluster in row order
- * by whichever thread owns that cluster (with one worker, in the assignment
- * pass itself, chunk by chunk). So n_threads = 1 and 7 give bit-identical
- * results.
+ * are order-free, and centroid sums are accumulated per cluster in row order:
+ * in the assignment pass itself, each chunk's rows added in chunk order
+ * (fused_sums), or else by whichever thread owns that cluster. So
+ * n_threads = 1 and 7 give bit-identical results.
  *
  * Distances: the method finds the exact label (exact_distance.h); the
  * distance to the chosen centroid is sqdist_exact's, bit for bit
@@ -25,6 +25,8 @@
 #include "thread_pool.h"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <vector>
 
 namespace pgkm
@@ -49,6 +51,20 @@ useful_threads(int32_t n_threads, int64_t n, int32_t d, int32_t k)
 {
 	const int64_t chunks = (n + assign_chunk_rows(d, k) - 1) / assign_chunk_rows(d, k);
 	return (int) std::max<int64_t>(1, std::min<int64_t>(resolve_threads(n_threads), chunks));
+}
+
+/*
+ * Whether the assignment pass adds the rows to the centroid sums (one read
+ * of the rows per iteration instead of two). Chunks are added one at a time
+ * in chunk order, so the adds of all workers form one sequence: worth it
+ * while that sequence is short beside the labelling, whose cost per row
+ * grows with k and the add's does not (an add of a row costs about what
+ * labelling it against 8 centroids does, so up to k / 8 workers).
+ */
+static bool
+fused_sums(int threads, int32_t k)
+{
+	return threads == 1 || threads * 8 <= k;
 }
 
 /* Interleaved inertia accumulators (row i -> bank i mod BANKS): no dependency chain between rows. */
@@ -120,7 +136,8 @@ private:
 	std::vector<std::vector<double>> worker_dist_;	/* a chunk's distances when dist2 is null */
 	AssignCounts counts_;		/* of the last pass */
 	std::vector<int32_t> update_rows_;	/* update: per worker, a block's rows of its part */
-	bool		sums_ready_ = false;	/* the assignment pass summed the rows (one worker) */
+	bool		sums_ready_ = false;	/* the assignment pass summed the rows (fused_sums) */
+	std::atomic<int64_t> sums_next_ {0};	/* the chunk whose rows are added next */
 };
 
 void
@@ -171,7 +188,16 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool 
 	}
 	chunk_inertia_[ch] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
 	if (add_sums)
+	{
+		for (int spin = 0; sums_next_.load(std::memory_order_acquire) != ch; spin++)
+		{
+			pool_->checkpoint(w);
+			if (spin > 64)
+				std::this_thread::yield();
+		}
 		add_rows_in_order(x_ + r0 * d, r1 - r0, d, best, sums_.data());
+		sums_next_.store(ch + 1, std::memory_order_release);
+	}
 	worker_moved_[(size_t) w * 16] += mv;
 }
 
@@ -185,6 +211,7 @@ CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *i
 	std::fill(worker_moved_.begin(), worker_moved_.end(), 0);
 	if (add_sums)
 		std::fill(sums_.begin(), sums_.begin() + (size_t) k * d_, 0.0);
+	sums_next_.store(0);
 	pool_->parallel_for(nchunks_, [&](int64_t ch, int w) { assign_chunk(ch, w, labels, dist2, add_sums); });
 	double		tot = 0;
 	for (double v : chunk_inertia_)
@@ -282,7 +309,7 @@ CpuDevice::iterate(IterStats *st, double *centroids, int64_t *sizes)
 {
 	double		inertia;
 	int64_t		moved;
-	sums_ready_ = pool_->size() == 1;
+	sums_ready_ = fused_sums(pool_->size(), k_);
 	assign_pass(labels_.data(), nullptr, sizes, &inertia, &moved, sums_ready_);
 	st->inertia = inertia;
 	st->moved = moved;
