@@ -2,8 +2,10 @@
  * argmin_tile.h: the body of the nearest-centroid kernel (argmin_kernels.h),
  * written once for any vector width. Each of argmin_avx512.cpp,
  * argmin_avx2.cpp and argmin_portable.cpp defines TILE_W (lanes), TILE_CB
- * (centroids per panel) and TILE_RV (row vectors per block), is compiled for
- * its instruction set, and includes this inside an anonymous namespace, so
+ * (centroids per panel) and TILE_RV (row vectors per block), may define
+ * TILE_LOAD_TRANSPOSED with a load_transposed of its own (W rows' W
+ * features, centred and transposed as transpose() leaves them), is compiled
+ * for its instruction set, and includes this inside an anonymous namespace, so
  * no function here is shared (or merged by the linker) between sets. Nothing
  * here calls the standard library for the same reason.
  */
@@ -61,26 +63,36 @@ transpose(vf *v)
 /*
  * Transposes and centres features j0..j1 of the block's rows into xt
  * ((j1 - j0) x R); rows past nr repeat the last row. Adds the squares of
- * the centred values to x2 (R floats) when asked.
+ * the centred values to x2 (R floats) when asked. Fetches the same features
+ * of the next block's rows (ahead of them, 0: none) as it goes: each row is
+ * read once, from DRAM, and the hardware prefetchers do not follow W rows
+ * read side by side.
  */
 inline void
 pack_rows(const float *x, int64_t nr, int32_t d, const float *mean, int32_t j0, int32_t j1,
-		  float *xt, float *x2, bool add_x2)
+		  float *xt, float *x2, bool add_x2, int64_t ahead)
 {
 	for (int g = 0; g < RV; g++)
 	{
 		const float *p[W];
 		for (int r = 0; r < W; r++)
 			p[r] = x + min64(g * W + r, nr - 1) * d;
+		const int64_t na = min64(ahead, (g + 1) * W) - g * W;
 		vf			sq = vf {};
 		int32_t		j = j0;
 		for (; j + W <= j1; j += W)
 		{
-			const vf	m = loadv(mean + j);
+			for (int64_t r = 0; r < na; r++)
+				__builtin_prefetch(x + (R + g * W + r) * d + j, 0, 1);
 			vf			v[W];
+#ifdef TILE_LOAD_TRANSPOSED
+			load_transposed(p, j, mean, v);
+#else
+			const vf	m = loadv(mean + j);
 			for (int r = 0; r < W; r++)
 				v[r] = loadv(p[r] + j) - m;
 			transpose(v);
+#endif
 			for (int t = 0; t < W; t++)
 			{
 				storev(xt + (size_t) (j - j0 + t) * R + g * W, v[t]);
@@ -168,13 +180,10 @@ tile_run(const ArgminArgs &a)
 			idx[g] = vi {};
 			storev(x2 + g * W, vf {});
 		}
+		const int64_t ahead = min64(R, a.rows - r0 - nr);
 		if (d <= ARGMIN_KC)
 		{
-			/* the next block's rows, fetched while this one is computed (each row is read once) */
-			const int64_t ahead = min64(R, a.rows - r0 - nr) * d;
-			for (int64_t f = 0; f < ahead; f += 16)
-				__builtin_prefetch(xb + (size_t) R * d + f);
-			pack_rows(xb, nr, d, a.mean, 0, d, a.xt, x2, true);
+			pack_rows(xb, nr, d, a.mean, 0, d, a.xt, x2, true, ahead);
 			for (int32_t b = 0; b < nb; b++)
 			{
 				vf			acc[CB][RV] = {};
@@ -190,7 +199,7 @@ tile_run(const ArgminArgs &a)
 				for (int32_t j0 = 0; j0 < d; j0 += ARGMIN_KC)
 				{
 					const int32_t j1 = (int32_t) min64(d, j0 + ARGMIN_KC);
-					pack_rows(xb, nr, d, a.mean, j0, j1, a.xt, x2, g0 == 0);
+					pack_rows(xb, nr, d, a.mean, j0, j1, a.xt, x2, g0 == 0, g0 == 0 ? ahead : 0);
 					for (int32_t b = g0; b < g1; b++)
 					{
 						vf			acc[CB][RV];
