@@ -113,15 +113,16 @@ pack_rows(const float *x, int64_t nr, int32_t d, const float *mean, int32_t j0, 
 }
 
 /*
- * v = fl(n_c - 2 dot) for the panel's centroids c0.., then the running
- * argmin (strictly smaller wins: the lowest index on equal floats) and the
- * runner-up value.
+ * v = fl(n_c - 2 dot) for the panel's first NC centroids c0.., then the
+ * running argmin (strictly smaller wins: the lowest index on equal floats)
+ * and the runner-up value.
  */
+template <int NC>
 __attribute__((always_inline)) inline void
 epilogue(vf (*acc)[RV], const float *cn, int32_t c0, vf *best, vf *second, vi *idx)
 {
 #pragma GCC unroll 16
-	for (int i = 0; i < CB; i++)
+	for (int i = 0; i < NC; i++)
 	{
 		const vf	n = splatf(cn[i]);
 		const vi	cv = vi {} + (c0 + i);
@@ -142,22 +143,65 @@ epilogue(vf (*acc)[RV], const float *cn, int32_t c0, vf *best, vf *second, vi *i
  * features from 0 each, then added (argmin_dot_depth); zero: acc is 0, so
  * the first block is stored into it as is (kl <= ARGMIN_KB: a plain sum).
  * Each block sums into a tile of its own: acc is not live in the FMA loop,
- * so the loop's CB x RV accumulators, the row vectors and the broadcast fit
+ * so the loop's NC x RV accumulators, the row vectors and the broadcast fit
  * the registers beside the caller's running argmin (summing the first block
  * into acc itself spilled half the accumulators to the stack).
  */
+template <int NC>
 __attribute__((always_inline)) inline void
 blocked_dots(const float *xt, int32_t kl, const float *panel, vf (*acc)[RV], bool zero)
 {
 	for (int32_t j0 = 0; j0 < kl; j0 += ARGMIN_KB)
 	{
-		vf			blk[CB][RV] = {};
-		block_dots(xt + (size_t) j0 * R, (int32_t) min64(ARGMIN_KB, kl - j0), panel + (size_t) j0 * CB, blk);
+		vf			blk[NC][RV] = {};
+		block_dots<NC>(xt + (size_t) j0 * R, (int32_t) min64(ARGMIN_KB, kl - j0), panel + (size_t) j0 * CB, blk);
 		const bool	first = zero && j0 == 0;
-		for (int i = 0; i < CB; i++)
+		for (int i = 0; i < NC; i++)
 			for (int g = 0; g < RV; g++)
 				acc[i][g] = first ? blk[i][g] : acc[i][g] + blk[i][g];
 	}
+}
+
+/*
+ * Panel b's first NC centroids against the packed features j0..j1 of the
+ * block's rows: from the partial tile when j0 > 0, into the running argmin
+ * when j1 is d, else back to the partial tile.
+ */
+template <int NC>
+__attribute__((always_inline)) inline void
+panel_step(const ArgminArgs &a, int32_t b, int32_t j0, int32_t j1, float *part, vf *best,
+		   vf *second, vi *idx)
+{
+	vf			acc[NC][RV];
+	for (int i = 0; i < NC; i++)
+		for (int g = 0; g < RV; g++)
+			acc[i][g] = j0 == 0 ? vf {} : loadv(part + (i * RV + g) * W);
+	blocked_dots<NC>(a.xt, j1 - j0, a.panels + ((size_t) b * a.d + j0) * CB, acc, j0 == 0);
+	if (j1 == a.d)
+		epilogue<NC>(acc, a.cnorm + (size_t) b * CB, b * CB, best, second, idx);
+	else
+		for (int i = 0; i < NC; i++)
+			for (int g = 0; g < RV; g++)
+				storev(part + (i * RV + g) * W, acc[i][g]);
+}
+
+/*
+ * The same with as few of the panel's centroids as hold its real ones
+ * (last: how many): a third, two thirds or all of CB, so the padding of k
+ * to a multiple of CB is mostly not computed (k = 100, 256 or 1024: none).
+ */
+static_assert(CB % 3 == 0, "panels are cut in thirds");
+
+__attribute__((always_inline)) inline void
+panel_part(const ArgminArgs &a, int32_t b, int32_t last, int32_t j0, int32_t j1, float *part,
+		   vf *best, vf *second, vi *idx)
+{
+	if (last <= CB / 3)
+		panel_step<CB / 3>(a, b, j0, j1, part, best, second, idx);
+	else if (last <= 2 * CB / 3)
+		panel_step<2 * CB / 3>(a, b, j0, j1, part, best, second, idx);
+	else
+		panel_step<CB>(a, b, j0, j1, part, best, second, idx);
 }
 
 void
@@ -165,6 +209,7 @@ tile_run(const ArgminArgs &a)
 {
 	const int32_t d = a.d;
 	const int32_t nb = (a.k + CB - 1) / CB;
+	const int32_t last = a.k - (nb - 1) * CB;	/* real centroids in the last panel */
 	const int32_t group = ARGMIN_GROUP / CB;
 	const float inf = __builtin_inff();
 	float		x2[R];
@@ -185,11 +230,7 @@ tile_run(const ArgminArgs &a)
 		{
 			pack_rows(xb, nr, d, a.mean, 0, d, a.xt, x2, true, ahead);
 			for (int32_t b = 0; b < nb; b++)
-			{
-				vf			acc[CB][RV] = {};
-				blocked_dots(a.xt, d, a.panels + (size_t) b * d * CB, acc, true);
-				epilogue(acc, a.cnorm + (size_t) b * CB, b * CB, best, second, idx);
-			}
+				panel_part(a, b, b + 1 < nb ? CB : last, 0, d, a.partial, best, second, idx);
 		}
 		else
 		{
@@ -201,20 +242,8 @@ tile_run(const ArgminArgs &a)
 					const int32_t j1 = (int32_t) min64(d, j0 + ARGMIN_KC);
 					pack_rows(xb, nr, d, a.mean, j0, j1, a.xt, x2, g0 == 0, g0 == 0 ? ahead : 0);
 					for (int32_t b = g0; b < g1; b++)
-					{
-						vf			acc[CB][RV];
-						float	   *part = a.partial + (size_t) (b - g0) * CB * R;
-						for (int i = 0; i < CB; i++)
-							for (int g = 0; g < RV; g++)
-								acc[i][g] = j0 == 0 ? vf {} : loadv(part + (i * RV + g) * W);
-						blocked_dots(a.xt, j1 - j0, a.panels + ((size_t) b * d + j0) * CB, acc, j0 == 0);
-						if (j1 == d)
-							epilogue(acc, a.cnorm + (size_t) b * CB, b * CB, best, second, idx);
-						else
-							for (int i = 0; i < CB; i++)
-								for (int g = 0; g < RV; g++)
-									storev(part + (i * RV + g) * W, acc[i][g]);
-					}
+						panel_part(a, b, b + 1 < nb ? CB : last, j0, j1,
+								   a.partial + (size_t) (b - g0) * CB * R, best, second, idx);
 				}
 			}
 		}

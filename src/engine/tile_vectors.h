@@ -44,12 +44,13 @@ splatf(float s)
 }
 
 /*
- * acc[i][g] += sum over the kl features of xt(j, rows of g) * panel(j, i).
- * The empty asm makes both pointers opaque to the optimiser, so the loop
+ * acc[i][g] += sum over the kl features of xt(j, rows of g) * panel(j, i),
+ * for the panel's first NC broadcast rows. The empty asm makes both pointers opaque to the optimiser, so the loop
  * keeps one register per operand with constant offsets (left to itself,
  * GCC gave each broadcast its own induction variable and reloaded them
  * from the stack on every feature).
  */
+template <int NC = CB>
 __attribute__((always_inline)) inline void
 block_dots(const float *xt, int32_t kl, const float *panel, vf (*acc)[RV])
 {
@@ -61,7 +62,7 @@ block_dots(const float *xt, int32_t kl, const float *panel, vf (*acc)[RV])
 		for (int g = 0; g < RV; g++)
 			xv[g] = loadv(xj + g * W);
 #pragma GCC unroll 16
-		for (int i = 0; i < CB; i++)
+		for (int i = 0; i < NC; i++)
 		{
 			const vf	c = splatf(pj[i]);
 			for (int g = 0; g < RV; g++)
