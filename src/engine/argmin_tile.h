@@ -63,27 +63,21 @@ transpose(vf *v)
 /*
  * Transposes and centres features j0..j1 of the block's rows into xt
  * ((j1 - j0) x R); rows past nr repeat the last row. Adds the squares of
- * the centred values to x2 (R floats) when asked. Fetches the same features
- * of the next block's rows (ahead of them, 0: none) as it goes: each row is
- * read once, from DRAM, and the hardware prefetchers do not follow W rows
- * read side by side.
+ * the centred values to x2 (R floats) when asked.
  */
 inline void
 pack_rows(const float *x, int64_t nr, int32_t d, const float *mean, int32_t j0, int32_t j1,
-		  float *xt, float *x2, bool add_x2, int64_t ahead)
+		  float *xt, float *x2, bool add_x2)
 {
 	for (int g = 0; g < RV; g++)
 	{
 		const float *p[W];
 		for (int r = 0; r < W; r++)
 			p[r] = x + min64(g * W + r, nr - 1) * d;
-		const int64_t na = min64(ahead, (g + 1) * W) - g * W;
 		vf			sq = vf {};
 		int32_t		j = j0;
 		for (; j + W <= j1; j += W)
 		{
-			for (int64_t r = 0; r < na; r++)
-				__builtin_prefetch(x + (R + g * W + r) * d + j, 0, 1);
 			vf			v[W];
 #ifdef TILE_LOAD_TRANSPOSED
 			load_transposed(p, j, mean, v);
@@ -139,6 +133,26 @@ epilogue(vf (*acc)[RV], const float *cn, int32_t c0, vf *best, vf *second, vi *i
 }
 
 /*
+ * The next block's rows (lines of them from next), fetched into L2 while
+ * this block is computed, a share at each of its steps: each row is read
+ * once, from DRAM, and at large d a block's rows are more lines than the
+ * fill buffers hold, so a burst of prefetches would stall the loop.
+ */
+struct Prefetch
+{
+	const float *next;
+	int64_t		lines, steps, step;
+
+	__attribute__((always_inline)) void run()
+	{
+		const int64_t l1 = lines * (step + 1) / steps;
+		for (int64_t l = lines * step / steps; l < l1; l++)
+			__builtin_prefetch(next + l * 16, 0, 1);
+		step++;
+	}
+};
+
+/*
  * acc[i][g] += the kl features' products, summed in blocks of ARGMIN_KB
  * features from 0 each, then added (argmin_dot_depth); zero: acc is 0, so
  * the first block is stored into it as is (kl <= ARGMIN_KB: a plain sum).
@@ -149,10 +163,11 @@ epilogue(vf (*acc)[RV], const float *cn, int32_t c0, vf *best, vf *second, vi *i
  */
 template <int NC>
 __attribute__((always_inline)) inline void
-blocked_dots(const float *xt, int32_t kl, const float *panel, vf (*acc)[RV], bool zero)
+blocked_dots(const float *xt, int32_t kl, const float *panel, vf (*acc)[RV], bool zero, Prefetch &pf)
 {
 	for (int32_t j0 = 0; j0 < kl; j0 += ARGMIN_KB)
 	{
+		pf.run();
 		vf			blk[NC][RV] = {};
 		block_dots<NC>(xt + (size_t) j0 * R, (int32_t) min64(ARGMIN_KB, kl - j0), panel + (size_t) j0 * CB, blk);
 		const bool	first = zero && j0 == 0;
@@ -170,13 +185,13 @@ blocked_dots(const float *xt, int32_t kl, const float *panel, vf (*acc)[RV], boo
 template <int NC>
 __attribute__((always_inline)) inline void
 panel_step(const ArgminArgs &a, int32_t b, int32_t j0, int32_t j1, float *part, vf *best,
-		   vf *second, vi *idx)
+		   vf *second, vi *idx, Prefetch &pf)
 {
 	vf			acc[NC][RV];
 	for (int i = 0; i < NC; i++)
 		for (int g = 0; g < RV; g++)
 			acc[i][g] = j0 == 0 ? vf {} : loadv(part + (i * RV + g) * W);
-	blocked_dots<NC>(a.xt, j1 - j0, a.panels + ((size_t) b * a.d + j0) * CB, acc, j0 == 0);
+	blocked_dots<NC>(a.xt, j1 - j0, a.panels + ((size_t) b * a.d + j0) * CB, acc, j0 == 0, pf);
 	if (j1 == a.d)
 		epilogue<NC>(acc, a.cnorm + (size_t) b * CB, b * CB, best, second, idx);
 	else
@@ -194,14 +209,14 @@ static_assert(CB % 3 == 0, "panels are cut in thirds");
 
 __attribute__((always_inline)) inline void
 panel_part(const ArgminArgs &a, int32_t b, int32_t last, int32_t j0, int32_t j1, float *part,
-		   vf *best, vf *second, vi *idx)
+		   vf *best, vf *second, vi *idx, Prefetch &pf)
 {
 	if (last <= CB / 3)
-		panel_step<CB / 3>(a, b, j0, j1, part, best, second, idx);
+		panel_step<CB / 3>(a, b, j0, j1, part, best, second, idx, pf);
 	else if (last <= 2 * CB / 3)
-		panel_step<2 * CB / 3>(a, b, j0, j1, part, best, second, idx);
+		panel_step<2 * CB / 3>(a, b, j0, j1, part, best, second, idx, pf);
 	else
-		panel_step<CB>(a, b, j0, j1, part, best, second, idx);
+		panel_step<CB>(a, b, j0, j1, part, best, second, idx, pf);
 }
 
 void
@@ -225,12 +240,13 @@ tile_run(const ArgminArgs &a)
 			idx[g] = vi {};
 			storev(x2 + g * W, vf {});
 		}
-		const int64_t ahead = min64(R, a.rows - r0 - nr);
+		Prefetch	pf {xb + (size_t) R * d, (min64(R, a.rows - r0 - nr) * d + 15) / 16,
+						(int64_t) nb * ((d + ARGMIN_KB - 1) / ARGMIN_KB), 0};
 		if (d <= ARGMIN_KC)
 		{
-			pack_rows(xb, nr, d, a.mean, 0, d, a.xt, x2, true, ahead);
+			pack_rows(xb, nr, d, a.mean, 0, d, a.xt, x2, true);
 			for (int32_t b = 0; b < nb; b++)
-				panel_part(a, b, b + 1 < nb ? CB : last, 0, d, a.partial, best, second, idx);
+				panel_part(a, b, b + 1 < nb ? CB : last, 0, d, a.partial, best, second, idx, pf);
 		}
 		else
 		{
@@ -240,10 +256,10 @@ tile_run(const ArgminArgs &a)
 				for (int32_t j0 = 0; j0 < d; j0 += ARGMIN_KC)
 				{
 					const int32_t j1 = (int32_t) min64(d, j0 + ARGMIN_KC);
-					pack_rows(xb, nr, d, a.mean, j0, j1, a.xt, x2, g0 == 0, g0 == 0 ? ahead : 0);
+					pack_rows(xb, nr, d, a.mean, j0, j1, a.xt, x2, g0 == 0);
 					for (int32_t b = g0; b < g1; b++)
 						panel_part(a, b, b + 1 < nb ? CB : last, j0, j1,
-								   a.partial + (size_t) (b - g0) * CB * R, best, second, idx);
+								   a.partial + (size_t) (b - g0) * CB * R, best, second, idx, pf);
 				}
 			}
 		}
