@@ -56,15 +56,17 @@ useful_threads(int32_t n_threads, int64_t n, int32_t d, int32_t k)
 /*
  * Whether the assignment pass adds the rows to the centroid sums (one read
  * of the rows per iteration instead of two). Chunks are added one at a time
- * in chunk order (add_ready_chunks), so all the adds form one sequence: worth it
- * while that sequence is short beside the labelling, whose cost per row
- * grows with k and the add's does not (an add of a row costs about what
- * labelling it against 8 centroids does, so up to k / 8 workers).
+ * in chunk order (add_ready_chunks), so all the adds form one sequence, on
+ * one core at a time: worth it while that sequence is short beside the
+ * labelling spread over the workers, whose cost per row grows with k and the
+ * add's does not. Profiled at one thread, adding a row cost what labelling
+ * it against about 14 centroids did (d = 128 and 768), so up to k / 20
+ * workers keep the adder below three quarters busy.
  */
 static bool
 fused_sums(int threads, int32_t k)
 {
-	return threads == 1 || threads * 8 <= k;
+	return threads == 1 || threads * 20 <= k;
 }
 
 /* Interleaved inertia accumulators (row i -> bank i mod BANKS): no dependency chain between rows. */
