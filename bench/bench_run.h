@@ -9,6 +9,7 @@
 #include "pgkm_engine.h"
 
 #include <cstdio>
+#include <ctime>
 #include <vector>
 
 /* count values of T from a binary file into v. */
@@ -28,13 +29,24 @@ read_file(const char *path, std::vector<T> &v, size_t count)
 /*
  * Creates the run and steps it to the end; stamps[s] is the elapsed time
  * after step s (step 0: statistics + init; then one per Lloyd iteration; the
- * last: the final assignment). Returns the run with its result in *r, or
- * NULL after printing why.
+ * last: the final assignment); cpu, when given, gets the process's CPU
+ * time at the same points (on a shared machine the wall clock counts other
+ * processes' time too). Returns the run with its result in *r, or NULL
+ * after printing why.
  */
+inline double
+process_cpu_s()
+{
+	timespec	t;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
 inline pgkm_run *
 bench_run_to_end(const float *x, int64_t n, int32_t d, const pgkm_options &o,
-				 std::vector<double> &stamps, pgkm_result *r)
+				 std::vector<double> &stamps, pgkm_result *r, std::vector<double> *cpu = nullptr)
 {
+	const double cpu0 = process_cpu_s();
 	char		err[512];
 	pgkm_run   *h = nullptr;
 	if (pgkm_run_create(x, n, d, &o, nullptr, nullptr, &h, err, sizeof(err)) != PGKM_OK)
@@ -53,6 +65,8 @@ bench_run_to_end(const float *x, int64_t n, int32_t d, const pgkm_options &o,
 			return nullptr;
 		}
 		stamps.push_back(p.elapsed_s);
+		if (cpu)
+			cpu->push_back(process_cpu_s() - cpu0);
 		if (st == PGKM_DONE)
 			break;
 	}
@@ -65,14 +79,21 @@ bench_run_to_end(const float *x, int64_t n, int32_t d, const pgkm_options &o,
 	return h;
 }
 
-/* Opens the JSON object: "init_s" and each iteration's "iter_s" (seconds). */
+/* Opens the JSON object: "init_s" and each iteration's "iter_s" (seconds; "iter_cpu_s" with cpu). */
 inline void
-bench_print_steps(const std::vector<double> &stamps)
+bench_print_steps(const std::vector<double> &stamps, const std::vector<double> *cpu = nullptr)
 {
 	printf("{\"init_s\": %.6f, \"iter_s\": [", stamps[0]);
 	for (size_t s = 1; s + 1 < stamps.size(); s++)
 		printf("%s%.6f", s > 1 ? ", " : "", stamps[s] - stamps[s - 1]);
 	printf("]");
+	if (cpu)
+	{
+		printf(", \"iter_cpu_s\": [");
+		for (size_t s = 1; s + 1 < cpu->size(); s++)
+			printf("%s%.6f", s > 1 ? ", " : "", (*cpu)[s] - (*cpu)[s - 1]);
+		printf("]");
+	}
 }
 
 #endif							/* PGKM_BENCH_RUN_H */

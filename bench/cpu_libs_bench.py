@@ -65,6 +65,8 @@ def parse_args():
     p.add_argument('--seed', type=int, default=7)
     p.add_argument('--data-dir', default='/tmp/pgkm-cpu-libs-bench')
     p.add_argument('--build-dir', default=os.path.join(ROOT, 'build'))
+    p.add_argument('--base-build-dir', default=None,
+                   help="another build's engine_file_bench, run as method 'base' alternately with ours")
     p.add_argument('--venv', default=os.path.expanduser('~/.cache/pgkm-cpu-libs-venv'))
     p.add_argument('--wheels', default=None, help='install from this folder only (offline)')
     p.add_argument('--fetch-wheels', default=None, metavar='DIR',
@@ -237,11 +239,11 @@ def run_worker(a, spec):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def run_ours(a, spec, init='given'):
+def run_ours(a, spec, init='given', build_dir=None):
     import numpy as np
     n, d, k = spec['n'], spec['d'], spec['k']
     outc = spec['c'] + '.ours.f64'
-    cmd = [os.path.join(a.build_dir, 'bench', 'engine_file_bench'), spec['x'], str(n), str(d),
+    cmd = [os.path.join(build_dir or a.build_dir, 'bench', 'engine_file_bench'), spec['x'], str(n), str(d),
            str(k), str(spec['threads']), str(spec['max_iter']), '0', init, spec['c'], outc]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -259,6 +261,8 @@ def run_ours(a, spec, init='given'):
 def timed(a, method, spec):
     if method == 'ours':
         return run_ours(a, spec)
+    if method == 'base':
+        return run_ours(a, spec, build_dir=a.base_build_dir)
     return run_worker(a, dict(spec, method=method))
 
 
@@ -312,6 +316,8 @@ def main():
     ensure_venv(a)
     threads = [int(t) for t in a.threads.split(',')]
     methods = a.methods.split(',')
+    if a.base_build_dir and 'base' not in methods:
+        methods.insert(1, 'base')
     shapes = []
     for s in a.sets.split(','):
         if s:
@@ -380,6 +386,12 @@ def main():
                 g('ours', 'iterations'), g('sklearn', 'iterations'), g('faiss', 'iterations'),
                 g('ours', 'inertia', '%.7g'), g('sklearn', 'inertia', '%.7g'), g('faiss', 'inertia', '%.7g'),
                 cell('faiss-sub'), g('faiss-sub', 'inertia', '%.7g')), flush=True)
+            if per.get('base'):
+                b, sk = per['base'], per.get('sklearn')
+                print('|   base build | %d | %.1f (ours/base %.3f) | %s | | | | %s | %s | |' % (
+                    T, b['min_ms'], o['min_ms'] / b['min_ms'] if o else float('nan'),
+                    '%.1f (base/sklearn %.2f)' % (sk['min_ms'], b['min_ms'] / sk['min_ms']) if sk else 'n/a',
+                    g('base', 'iterations'), g('base', 'inertia', '%.7g')), flush=True)
     if kpp_ks:
         print()
         print('| n x d, k | thr | ours k-means++ s | in ours iterations | sklearn kmeans_plusplus s | in ours iterations |')

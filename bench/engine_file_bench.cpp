@@ -7,7 +7,8 @@
  *
  * X.f32: n x d float32 rows; init: given (C.f64 holds k x d fp64 centroids)
  * or pp (k-means++, seed 0). Writes the final centroids to OUT.f64 when named.
- * Prints one JSON object: init and iteration times (seconds, each step), the
+ * Prints one JSON object: init and iteration times (seconds, each step; the
+ * iterations' process CPU time too), the
  * final assignment's time, iterations, inertia, converged, and the share of
  * row assignments the Lloyd kernels left to fp64 (rows_rechecked).
  */
@@ -55,15 +56,15 @@ main(int argc, char **argv)
 	o.tol = tol;
 	o.init = given ? PGKM_INIT_GIVEN : PGKM_INIT_KMEANSPP;
 	o.initial_centroids = given ? init.data() : nullptr;
-	std::vector<double> stamps;
+	std::vector<double> stamps, cpu;
 	int64_t		seen = 0, rechecked = 0;
 	pgkm_internal_label_rechecks(&seen, &rechecked);	/* from here on */
 	pgkm_result r;
-	pgkm_run   *h = bench_run_to_end(x.data(), n, d, o, stamps, &r);
+	pgkm_run   *h = bench_run_to_end(x.data(), n, d, o, stamps, &r, &cpu);
 	if (!h)
 		return 1;
 	pgkm_internal_label_rechecks(&seen, &rechecked);
-	bench_print_steps(stamps);
+	bench_print_steps(stamps, &cpu);
 	printf(", \"final_s\": %.6f, \"total_s\": %.6f, \"iterations\": %d, \"inertia\": %.17g, "
 		   "\"converged\": %d, \"k\": %d, \"rows_rechecked\": %.6f}\n",
 		   stamps.back() - stamps[stamps.size() - 2], r.elapsed_s, r.iterations, r.inertia,

@@ -2,8 +2,10 @@
  * argmin_tile.h: the body of the nearest-centroid kernel (argmin_kernels.h),
  * written once for any vector width. Each of argmin_avx512.cpp,
  * argmin_avx2.cpp and argmin_portable.cpp defines TILE_W (lanes), TILE_CB
- * (centroids per panel) and TILE_RV (row vectors per block), is compiled for
- * its instruction set, and includes this inside an anonymous namespace, so
+ * (centroids per panel) and TILE_RV (row vectors per block), may define
+ * TILE_LOAD_TRANSPOSED with a load_transposed of its own (W rows' W
+ * features, centred and transposed as transpose() leaves them), is compiled
+ * for its instruction set, and includes this inside an anonymous namespace, so
  * no function here is shared (or merged by the linker) between sets. Nothing
  * here calls the standard library for the same reason.
  */
@@ -76,11 +78,15 @@ pack_rows(const float *x, int64_t nr, int32_t d, const float *mean, int32_t j0, 
 		int32_t		j = j0;
 		for (; j + W <= j1; j += W)
 		{
-			const vf	m = loadv(mean + j);
 			vf			v[W];
+#ifdef TILE_LOAD_TRANSPOSED
+			load_transposed(p, j, mean, v);
+#else
+			const vf	m = loadv(mean + j);
 			for (int r = 0; r < W; r++)
 				v[r] = loadv(p[r] + j) - m;
 			transpose(v);
+#endif
 			for (int t = 0; t < W; t++)
 			{
 				storev(xt + (size_t) (j - j0 + t) * R + g * W, v[t]);
@@ -101,15 +107,16 @@ pack_rows(const float *x, int64_t nr, int32_t d, const float *mean, int32_t j0, 
 }
 
 /*
- * v = fl(n_c - 2 dot) for the panel's centroids c0.., then the running
- * argmin (strictly smaller wins: the lowest index on equal floats) and the
- * runner-up value.
+ * v = fl(n_c - 2 dot) for the panel's first NC centroids c0.., then the
+ * running argmin (strictly smaller wins: the lowest index on equal floats)
+ * and the runner-up value.
  */
+template <int NC>
 __attribute__((always_inline)) inline void
 epilogue(vf (*acc)[RV], const float *cn, int32_t c0, vf *best, vf *second, vi *idx)
 {
 #pragma GCC unroll 16
-	for (int i = 0; i < CB; i++)
+	for (int i = 0; i < NC; i++)
 	{
 		const vf	n = splatf(cn[i]);
 		const vi	cv = vi {} + (c0 + i);
@@ -126,27 +133,90 @@ epilogue(vf (*acc)[RV], const float *cn, int32_t c0, vf *best, vf *second, vi *i
 }
 
 /*
+ * The next block's rows (lines of them from next), fetched into L2 while
+ * this block is computed, a share at each of its steps: each row is read
+ * once, from DRAM, and at large d a block's rows are more lines than the
+ * fill buffers hold, so a burst of prefetches would stall the loop.
+ */
+struct Prefetch
+{
+	const float *next;
+	int64_t		lines, steps, step;
+
+	__attribute__((always_inline)) void run()
+	{
+		const int64_t l1 = lines * (step + 1) / steps;
+		for (int64_t l = lines * step / steps; l < l1; l++)
+			__builtin_prefetch(next + l * 16, 0, 1);
+		step++;
+	}
+};
+
+/*
  * acc[i][g] += the kl features' products, summed in blocks of ARGMIN_KB
  * features from 0 each, then added (argmin_dot_depth); zero: acc is 0, so
- * the first block sums into it directly (kl <= ARGMIN_KB: a plain sum).
+ * the first block is stored into it as is (kl <= ARGMIN_KB: a plain sum).
+ * Each block sums into a tile of its own: acc is not live in the FMA loop,
+ * so the loop's NC x RV accumulators, the row vectors and the broadcast fit
+ * the registers beside the caller's running argmin (summing the first block
+ * into acc itself spilled half the accumulators to the stack).
  */
+template <int NC>
 __attribute__((always_inline)) inline void
-blocked_dots(const float *xt, int32_t kl, const float *panel, vf (*acc)[RV], bool zero)
+blocked_dots(const float *xt, int32_t kl, const float *panel, vf (*acc)[RV], bool zero, Prefetch &pf)
 {
-	int32_t		j0 = 0;
-	if (zero)
+	for (int32_t j0 = 0; j0 < kl; j0 += ARGMIN_KB)
 	{
-		block_dots(xt, (int32_t) min64(ARGMIN_KB, kl), panel, acc);
-		j0 = ARGMIN_KB;
-	}
-	for (; j0 < kl; j0 += ARGMIN_KB)
-	{
-		vf			blk[CB][RV] = {};
-		block_dots(xt + (size_t) j0 * R, (int32_t) min64(ARGMIN_KB, kl - j0), panel + (size_t) j0 * CB, blk);
-		for (int i = 0; i < CB; i++)
+		pf.run();
+		vf			blk[NC][RV] = {};
+		block_dots<NC>(xt + (size_t) j0 * R, (int32_t) min64(ARGMIN_KB, kl - j0), panel + (size_t) j0 * CB, blk);
+		const bool	first = zero && j0 == 0;
+		for (int i = 0; i < NC; i++)
 			for (int g = 0; g < RV; g++)
-				acc[i][g] += blk[i][g];
+				acc[i][g] = first ? blk[i][g] : acc[i][g] + blk[i][g];
 	}
+}
+
+/*
+ * Panel b's first NC centroids against the packed features j0..j1 of the
+ * block's rows: from the partial tile when j0 > 0, into the running argmin
+ * when j1 is d, else back to the partial tile.
+ */
+template <int NC>
+__attribute__((always_inline)) inline void
+panel_step(const ArgminArgs &a, int32_t b, int32_t j0, int32_t j1, float *part, vf *best,
+		   vf *second, vi *idx, Prefetch &pf)
+{
+	vf			acc[NC][RV];
+	for (int i = 0; i < NC; i++)
+		for (int g = 0; g < RV; g++)
+			acc[i][g] = j0 == 0 ? vf {} : loadv(part + (i * RV + g) * W);
+	blocked_dots<NC>(a.xt, j1 - j0, a.panels + ((size_t) b * a.d + j0) * CB, acc, j0 == 0, pf);
+	if (j1 == a.d)
+		epilogue<NC>(acc, a.cnorm + (size_t) b * CB, b * CB, best, second, idx);
+	else
+		for (int i = 0; i < NC; i++)
+			for (int g = 0; g < RV; g++)
+				storev(part + (i * RV + g) * W, acc[i][g]);
+}
+
+/*
+ * The same with as few of the panel's centroids as hold its real ones
+ * (last: how many): a third, two thirds or all of CB, so the padding of k
+ * to a multiple of CB is mostly not computed (k = 100, 256 or 1024: none).
+ */
+static_assert(CB % 3 == 0, "panels are cut in thirds");
+
+__attribute__((always_inline)) inline void
+panel_part(const ArgminArgs &a, int32_t b, int32_t last, int32_t j0, int32_t j1, float *part,
+		   vf *best, vf *second, vi *idx, Prefetch &pf)
+{
+	if (last <= CB / 3)
+		panel_step<CB / 3>(a, b, j0, j1, part, best, second, idx, pf);
+	else if (last <= 2 * CB / 3)
+		panel_step<2 * CB / 3>(a, b, j0, j1, part, best, second, idx, pf);
+	else
+		panel_step<CB>(a, b, j0, j1, part, best, second, idx, pf);
 }
 
 void
@@ -154,6 +224,7 @@ tile_run(const ArgminArgs &a)
 {
 	const int32_t d = a.d;
 	const int32_t nb = (a.k + CB - 1) / CB;
+	const int32_t last = a.k - (nb - 1) * CB;	/* real centroids in the last panel */
 	const int32_t group = ARGMIN_GROUP / CB;
 	const float inf = __builtin_inff();
 	float		x2[R];
@@ -169,19 +240,13 @@ tile_run(const ArgminArgs &a)
 			idx[g] = vi {};
 			storev(x2 + g * W, vf {});
 		}
+		Prefetch	pf {xb + (size_t) R * d, (min64(R, a.rows - r0 - nr) * d + 15) / 16,
+						(int64_t) nb * ((d + ARGMIN_KB - 1) / ARGMIN_KB), 0};
 		if (d <= ARGMIN_KC)
 		{
-			/* the next block's rows, fetched while this one is computed (each row is read once) */
-			const int64_t ahead = min64(R, a.rows - r0 - nr) * d;
-			for (int64_t f = 0; f < ahead; f += 16)
-				__builtin_prefetch(xb + (size_t) R * d + f);
 			pack_rows(xb, nr, d, a.mean, 0, d, a.xt, x2, true);
 			for (int32_t b = 0; b < nb; b++)
-			{
-				vf			acc[CB][RV] = {};
-				blocked_dots(a.xt, d, a.panels + (size_t) b * d * CB, acc, true);
-				epilogue(acc, a.cnorm + (size_t) b * CB, b * CB, best, second, idx);
-			}
+				panel_part(a, b, b + 1 < nb ? CB : last, 0, d, a.partial, best, second, idx, pf);
 		}
 		else
 		{
@@ -193,20 +258,8 @@ tile_run(const ArgminArgs &a)
 					const int32_t j1 = (int32_t) min64(d, j0 + ARGMIN_KC);
 					pack_rows(xb, nr, d, a.mean, j0, j1, a.xt, x2, g0 == 0);
 					for (int32_t b = g0; b < g1; b++)
-					{
-						vf			acc[CB][RV];
-						float	   *part = a.partial + (size_t) (b - g0) * CB * R;
-						for (int i = 0; i < CB; i++)
-							for (int g = 0; g < RV; g++)
-								acc[i][g] = j0 == 0 ? vf {} : loadv(part + (i * RV + g) * W);
-						blocked_dots(a.xt, j1 - j0, a.panels + ((size_t) b * d + j0) * CB, acc, j0 == 0);
-						if (j1 == d)
-							epilogue(acc, a.cnorm + (size_t) b * CB, b * CB, best, second, idx);
-						else
-							for (int i = 0; i < CB; i++)
-								for (int g = 0; g < RV; g++)
-									storev(part + (i * RV + g) * W, acc[i][g]);
-					}
+						panel_part(a, b, b + 1 < nb ? CB : last, j0, j1,
+								   a.partial + (size_t) (b - g0) * CB * R, best, second, idx, pf);
 				}
 			}
 		}

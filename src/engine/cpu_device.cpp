@@ -6,10 +6,10 @@
  * Determinism across thread counts: rows are cut into chunks whose size
  * depends only on the shape (never on the thread count); floating-point
  * partial sums are kept per chunk and reduced in chunk order, integer counts
- * are order-free, and centroid sums are accumulated per cluster in row order
- * by whichever thread owns that cluster (with one worker, in the assignment
- * pass itself, chunk by chunk). So n_threads = 1 and 7 give bit-identical
- * results.
+ * are order-free, and centroid sums are accumulated per cluster in row order:
+ * in the assignment pass itself, each chunk's rows added in chunk order
+ * (fused_sums), or else by whichever thread owns that cluster. So
+ * n_threads = 1 and 7 give bit-identical results.
  *
  * Distances: the method finds the exact label (exact_distance.h); the
  * distance to the chosen centroid is sqdist_exact's, bit for bit
@@ -30,7 +30,9 @@
 #include "thread_pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace pgkm
@@ -57,6 +59,22 @@ useful_threads(int32_t n_threads, int64_t n, int32_t d, int32_t k)
 	return (int) std::max<int64_t>(1, std::min<int64_t>(resolve_threads(n_threads), chunks));
 }
 
+/*
+ * Whether the assignment pass adds the rows to the centroid sums (one read
+ * of the rows per iteration instead of two). Chunks are added one at a time
+ * in chunk order (add_ready_chunks), so all the adds form one sequence, on
+ * one core at a time: worth it while that sequence is short beside the
+ * labelling spread over the workers, whose cost per row grows with k and the
+ * add's does not. Profiled at one thread, adding a row cost what labelling
+ * it against about 14 centroids did (d = 128 and 768), so up to k / 20
+ * workers keep the adder below three quarters busy.
+ */
+static bool
+fused_sums(int threads, int32_t k)
+{
+	return threads == 1 || threads * 20 <= k;
+}
+
 /* Interleaved inertia accumulators (row i -> bank i mod BANKS): no dependency chain between rows. */
 static constexpr int BANKS = 4;
 
@@ -76,15 +94,16 @@ public:
 		sizes_stride_ = (k + 15) / 16 * 16 + 16;	/* 128-byte lines apart, whatever the alignment */
 		worker_sizes_.assign((size_t) pool->size() * sizes_stride_, 0);
 		worker_moved_.assign((size_t) pool->size() * 16, 0);
-		worker_dirty_.assign((size_t) pool->size() * kmax_, 0);
-		dirty_.assign(kmax_, 0);
-		stale_.assign(kmax_, 1);
-		row_dist_.assign(n, 0.0);
 		worker_nearest_.resize(pool->size());
 		worker_dist_.resize(pool->size());
 		worker_ids_.resize(pool->size());
 		worker_gathered_labels_.resize(pool->size());
 		worker_rows_.resize(pool->size());
+		worker_dirty_.assign((size_t) pool->size() * kmax_, 0);
+		dirty_.assign(kmax_, 0);
+		stale_.assign(kmax_, 1);
+		row_dist_.assign(n, 0.0);
+		chunk_labelled_.reset(new std::atomic<uint8_t>[nchunks_]);
 	}
 
 	int32_t		kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potential) override
@@ -114,6 +133,7 @@ private:
 							 bool reuse);
 	void		row_distances(int64_t r0, int64_t r1, int w, const int32_t *labels,
 							  const int32_t *best, double *dist);
+	void		add_ready_chunks(const int32_t *labels);
 	void		update_centroids(const int64_t *sizes, double *centroids, bool only_dirty);
 
 	const float *x_;
@@ -139,7 +159,10 @@ private:
 	std::vector<std::vector<float>> worker_rows_;
 	AssignCounts counts_;		/* of the last pass */
 	std::vector<int32_t> update_rows_;	/* update: per worker, a block's rows of its part */
-	bool		sums_ready_ = false;	/* the assignment pass summed the rows (one worker) */
+	bool		sums_ready_ = false;	/* the assignment pass summed the rows (fused_sums) */
+	std::unique_ptr<std::atomic<uint8_t>[]> chunk_labelled_;	/* per chunk, in this pass */
+	int64_t		sums_next_ = 0;	/* the chunk added next (read and written by the adder) */
+	std::atomic<int32_t> sums_adding_ {0};	/* 1 while a thread adds */
 	/*
 	 * What iterate may keep from its last pass: row_dist_ (each row's fp64
 	 * distance to its label in labels_) where dists_valid_ and the label's
@@ -217,9 +240,8 @@ CpuDevice::row_distances(int64_t r0, int64_t r1, int w, const int32_t *labels, c
  * One chunk: the method's labels, then per row the exact fp64 distance
  * (row_distance.h), sizes and moved rows. The chunk's inertia adds the rows
  * into BANKS accumulators by row index, combined in a fixed order. With
- * add_sums (one worker: chunks in row order) the chunk's rows are added to
- * the centroid sums here, while they are still in cache, in the order the
- * update would add them.
+ * add_sums the chunk's rows are then added to the centroid sums (with one
+ * worker at once, while they are still in cache; see add_ready_chunks).
  */
 void
 CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool add_sums,
@@ -266,9 +288,40 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool 
 		sizes[bi]++;
 	}
 	chunk_inertia_[ch] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-	if (add_sums)
-		add_rows_in_order(x_ + r0 * d, r1 - r0, d, best, sums_.data());
 	worker_moved_[(size_t) w * 16] += mv;
+	if (add_sums)
+	{
+		chunk_labelled_[ch].store(1);
+		add_ready_chunks(labels);
+	}
+}
+
+/*
+ * Adds the labelled chunks whose turn has come to the centroid sums, in
+ * chunk order (the order the update would add the rows in), one thread at
+ * a time: whoever labels a chunk and finds no other thread adding takes over.
+ * Nobody waits: a thread that finds the adder busy goes on labelling, and
+ * the adder, once done, looks again for a chunk labelled meanwhile (its
+ * flag is stored before that thread's try, and both are sequentially
+ * consistent, so one of the two sees it).
+ */
+void
+CpuDevice::add_ready_chunks(const int32_t *labels)
+{
+	const int32_t d = d_;
+	while (!sums_adding_.exchange(1))
+	{
+		int64_t		c = sums_next_;
+		for (; c < nchunks_ && chunk_labelled_[c].load(); c++)
+		{
+			const int64_t r0 = c * chunk_rows_, r1 = std::min(n_, r0 + chunk_rows_);
+			add_rows_in_order(x_ + r0 * d, r1 - r0, d, labels + r0, sums_.data());
+		}
+		sums_next_ = c;
+		sums_adding_.store(0);
+		if (c == nchunks_ || !chunk_labelled_[c].load())
+			return;
+	}
 }
 
 /* Full assignment pass: per-chunk inertia summed in chunk order, per-worker integer counts. */
@@ -280,10 +333,17 @@ CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *i
 	std::fill(worker_sizes_.begin(), worker_sizes_.end(), 0);
 	std::fill(worker_moved_.begin(), worker_moved_.end(), 0);
 	if (add_sums)
+	{
 		std::fill(sums_.begin(), sums_.begin() + (size_t) k * d_, 0.0);
+		for (int64_t c = 0; c < nchunks_; c++)
+			chunk_labelled_[c].store(0, std::memory_order_relaxed);
+		sums_next_ = 0;
+	}
 	pool_->parallel_for(nchunks_, [&](int64_t ch, int w) {
 		assign_chunk(ch, w, labels, dist2, add_sums, reuse);
 	});
+	if (add_sums && sums_next_ != nchunks_)
+		throw EngineError(PGKM_ERR_INTERNAL, "assign_pass: centroid sums incomplete");
 	double		tot = 0;
 	for (double v : chunk_inertia_)
 		tot += v;
@@ -395,7 +455,7 @@ CpuDevice::iterate(IterStats *st, double *centroids, int64_t *sizes)
 	int64_t		moved;
 	const bool	sums_kept = sums_valid_;
 	sums_valid_ = false;
-	sums_ready_ = pool_->size() == 1 && !sums_kept;
+	sums_ready_ = !sums_kept && fused_sums(pool_->size(), k_);
 	keep_dists_ = dists_valid_;
 	dists_valid_ = false;
 	assign_pass(labels_.data(), nullptr, sizes, &inertia, &moved, sums_ready_, true);

@@ -337,55 +337,65 @@ LloydAssign::direct_nearest(int64_t r0, int64_t r1, Scratch &s, int32_t *out)
 /*
  * Float values v_c = n_c - 2 x'.c' of m <= DECIDE_ROWS centred rows (xc,
  * m x d) against every centroid, lanes across centroids (ct: d x kp, c'
- * transposed, kp a multiple of 8), 16 centroids x DECIDE_ROWS rows held in
- * registers. Another order than the kernel's, but summed in the same blocks
- * of ARGMIN_KB features, so the kernel's bound (argmin_dot_depth) holds for
- * it too. Rows past m repeat row 0 (their values are not written).
+ * transposed, kp a multiple of 8), 16 centroids x M rows held in
+ * registers, M = m (a chunk has few open rows: most calls have one). Another
+ * order than the kernel's, but summed in the same blocks of ARGMIN_KB
+ * features, so the kernel's bound (argmin_dot_depth) holds for it too; each
+ * row's values are the same whatever M.
  */
 static constexpr int DECIDE_ROWS = 4;
 
-template <int NC>
+template <int M, int NC>
 __attribute__((always_inline)) static inline void
-decide_chunk(const float *xc, int m, int32_t d, const float *ct, int32_t kp, int32_t c0,
-			 float *vals)
+decide_chunk(const float *xc, int32_t d, const float *ct, int32_t kp, int32_t c0, float *vals)
 {
-	vf8			tot[DECIDE_ROWS][NC] = {};
-	const float *xr[DECIDE_ROWS];
-	for (int r = 0; r < DECIDE_ROWS; r++)
-		xr[r] = xc + (size_t) (r < m ? r : 0) * d;
+	vf8			tot[M][NC] = {};
 	for (int32_t j0 = 0; j0 < d; j0 += ARGMIN_KB)
 	{
 		const int32_t j1 = std::min(d, j0 + ARGMIN_KB);
-		vf8			acc[DECIDE_ROWS][NC] = {};
+		vf8			acc[M][NC] = {};
 		for (int32_t j = j0; j < j1; j++)
 		{
 			vf8			cj[NC];
 			for (int v = 0; v < NC; v++)	/* one load each (a single memcpy goes through the stack) */
 				memcpy(&cj[v], ct + (size_t) j * kp + c0 + v * 8, sizeof(vf8));
-			for (int r = 0; r < DECIDE_ROWS; r++)
+			for (int r = 0; r < M; r++)
 			{
-				const vf8	xj = splat(xr[r][j]);
+				const vf8	xj = splat(xc[(size_t) r * d + j]);
 				for (int v = 0; v < NC; v++)
 					acc[r][v] += xj * cj[v];
 			}
 		}
-		for (int r = 0; r < DECIDE_ROWS; r++)
+		for (int r = 0; r < M; r++)
 			for (int v = 0; v < NC; v++)
 				tot[r][v] += acc[r][v];
 	}
-	for (int r = 0; r < m; r++)
+	for (int r = 0; r < M; r++)
 		memcpy(vals + (size_t) r * kp + c0, tot[r], sizeof(tot[r]));
+}
+
+template <int M>
+__attribute__((always_inline)) static inline void
+decide_rows(const float *xc, int32_t d, const float *ct, int32_t kp, float *vals)
+{
+	int32_t		c0 = 0;
+	for (; c0 + 16 <= kp; c0 += 16)
+		decide_chunk<M, 2>(xc, d, ct, kp, c0, vals);
+	if (c0 < kp)
+		decide_chunk<M, 1>(xc, d, ct, kp, c0, vals);
 }
 
 PGKM_TARGET_CLONES static void
 decide_values(const float *xc, int m, int32_t d, const float *ct, int32_t kp, const float *cn,
 			  int32_t k, float *vals)
 {
-	int32_t		c0 = 0;
-	for (; c0 + 16 <= kp; c0 += 16)
-		decide_chunk<2>(xc, m, d, ct, kp, c0, vals);
-	if (c0 < kp)
-		decide_chunk<1>(xc, m, d, ct, kp, c0, vals);
+	switch (m)
+	{
+		case 1: decide_rows<1>(xc, d, ct, kp, vals); break;
+		case 2: decide_rows<2>(xc, d, ct, kp, vals); break;
+		case 3: decide_rows<3>(xc, d, ct, kp, vals); break;
+		default: decide_rows<DECIDE_ROWS>(xc, d, ct, kp, vals); break;
+	}
 	for (int r = 0; r < m; r++)
 		for (int32_t c = 0; c < k; c++)
 			vals[(size_t) r * kp + c] = cn[c] - 2.0f * vals[(size_t) r * kp + c];

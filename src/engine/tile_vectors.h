@@ -43,18 +43,26 @@ splatf(float s)
 	return __builtin_shuffle(vf {s}, vi {});
 }
 
-/* acc[i][g] += sum over the kl features of xt(j, rows of g) * panel(j, i). */
+/*
+ * acc[i][g] += sum over the kl features of xt(j, rows of g) * panel(j, i),
+ * for the panel's first NC broadcast rows. The empty asm makes both pointers opaque to the optimiser, so the loop
+ * keeps one register per operand with constant offsets (left to itself,
+ * GCC gave each broadcast its own induction variable and reloaded them
+ * from the stack on every feature).
+ */
+template <int NC = CB>
 __attribute__((always_inline)) inline void
 block_dots(const float *xt, int32_t kl, const float *panel, vf (*acc)[RV])
 {
-	for (int32_t j = 0; j < kl; j++)
+	const float *xj = xt, *pj = panel;
+	for (int32_t j = 0; j < kl; j++, xj += R, pj += CB)
 	{
+		__asm__("" : "+r"(xj), "+r"(pj));
 		vf			xv[RV];
 		for (int g = 0; g < RV; g++)
-			xv[g] = loadv(xt + (size_t) j * R + g * W);
-		const float *pj = panel + (size_t) j * CB;
+			xv[g] = loadv(xj + g * W);
 #pragma GCC unroll 16
-		for (int i = 0; i < CB; i++)
+		for (int i = 0; i < NC; i++)
 		{
 			const vf	c = splatf(pj[i]);
 			for (int g = 0; g < RV; g++)

@@ -138,11 +138,16 @@ gamma_of(int32_t m)
 
 }							/* namespace */
 
+/*
+ * The last panel runs a third, two thirds or all of its width (k mod CB),
+ * with d in one K block or split (d > ARGMIN_KC: 600, 530, 515).
+ */
 TEST(ArgminKernels, EverySetAgainstFp64)
 {
 	const Case	cases[] = {
 		{1, 1, 1}, {37, 1, 5}, {101, 3, 70}, {67, 7, 1}, {259, 9, 13}, {33, 17, 129},
 		{130, 33, 65}, {45, 2, 8}, {19, 16, 64}, {21, 600, 11}, {9, 5, 1100}, {17, 515, 1030},
+		{41, 530, 20}, {75, 130, 100},
 	};
 	for (const ArgminKernel *kern : supported_kernels())
 		for (const Case &cs : cases)

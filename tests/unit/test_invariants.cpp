@@ -92,10 +92,13 @@ TEST(Determinism, IdenticalAcrossThreadCounts)
 
 /*
  * The update sums each cluster's rows in fp64 in row order, however the
- * clusters are cut into parts and the parts into feature slices: the run
- * follows the fp64 reference Lloyd bit for bit at 1, 2, 7 and 16 threads
- * (k = 3 with 48 features: slices; k = 40 at d = 2: one part per thread;
- * n no multiple of the update's block).
+ * clusters are cut into parts and the parts into feature slices, or the
+ * assignment pass adds them chunk by chunk in chunk order (up to k / 20
+ * workers): the run follows the fp64 reference Lloyd bit for bit at 1, 2, 7
+ * and 16 threads (k = 3 with 48 features: slices; k = 40 at d = 2: one part
+ * per thread, or the pass at 2 threads; k = 330 at d = 24: the pass at every
+ * thread count, 141 chunks labelled by 16 workers; n no multiple of the
+ * update's block or of a chunk).
  */
 TEST(Determinism, UpdateMatchesTheReferenceForAnyThreadCount)
 {
@@ -103,7 +106,7 @@ TEST(Determinism, UpdateMatchesTheReferenceForAnyThreadCount)
 	{
 		int32_t		d, k;
 	};
-	for (const Shape &s : {Shape {48, 3}, Shape {2, 40}})
+	for (const Shape &s : {Shape {48, 3}, Shape {2, 40}, Shape {24, 330}})
 	{
 		const int64_t n = 9001;
 		std::vector<float> x = blobs(n, s.d, 6, 31 + s.d, 2.0, 6.0);
