@@ -21,19 +21,6 @@
 
 using namespace pgkm_test;
 
-static pgkm_options
-given(int32_t method, const std::vector<double> &init, int32_t k, int max_iter, int threads)
-{
-	pgkm_options o = cpu_options(k);
-	o.method = method;
-	o.init = PGKM_INIT_GIVEN;
-	o.initial_centroids = init.data();
-	o.max_iter = max_iter;
-	o.tol = 0;
-	o.n_threads = threads;
-	return o;
-}
-
 /* Inertia (rows in order) and labels of x against centers, in fp64. */
 static double
 replay_pass(const std::vector<float> &x, int32_t d, const std::vector<double> &centers,
@@ -88,7 +75,7 @@ TEST(UpdateReuse, EveryIterationAsTheReplay)
 		{
 			const std::string what = std::string(pgkm_method_name(method)) + ", " +
 				std::to_string(threads) + " threads";
-			EngineResult r = run_engine(x, d, given(method, init, k, 300, threads));
+			EngineResult r = run_engine(x, d, given_options(method, init, k, 300, 0, threads));
 			ASSERT_EQ(r.status, PGKM_DONE) << r.err << " " << what;
 			ASSERT_EQ((size_t) r.iterations, inertia.size()) << what;
 			for (const pgkm_progress &p : r.progress)
@@ -126,7 +113,7 @@ TEST(UpdateReuse, CentroidMovedBetweenPasses)
 		{
 			const std::string what = std::string(pgkm_method_name(method)) + ", " +
 				std::to_string(threads) + " threads";
-			pgkm_options o = given(method, init, k, 100, threads);
+			pgkm_options o = given_options(method, init, k, 100, 0, threads);
 			pgkm::ThreadPool pool(threads, nullptr, nullptr);
 			auto		dev = pgkm::make_cpu_device(x.data(), n, d, k, mean.data(), &pool, &o);
 			std::vector<double> c = init;
@@ -166,13 +153,13 @@ TEST(UpdateReuse, RunWithARepair)
 	const int64_t n = (int64_t) (x.size() / d);
 	for (int threads : {1, 2})
 	{
-		EngineResult full = run_engine(x, d, given(PGKM_METHOD_LLOYD, init, k, 12, threads));
+		EngineResult full = run_engine(x, d, given_options(PGKM_METHOD_LLOYD, init, k, 12, 0, threads));
 		ASSERT_EQ(full.status, PGKM_DONE) << full.err;
 		ASSERT_GT(full.repairs, 0) << "the driver repaired a cluster";
 		ASSERT_GE(full.iterations, 6);
 		for (int it = 2; it <= 6; it++)
 		{
-			EngineResult before = run_engine(x, d, given(PGKM_METHOD_LLOYD, init, k, it - 1, threads));
+			EngineResult before = run_engine(x, d, given_options(PGKM_METHOD_LLOYD, init, k, it - 1, 0, threads));
 			ASSERT_EQ(before.status, PGKM_DONE) << before.err;
 			std::vector<int32_t> labels(n, -1);
 			int64_t		mv;
