@@ -198,9 +198,11 @@ CpuDevice::set_centroids(const double *centroids, int32_t k)
 /*
  * dist[i - r0] for rows r0..r1-1 (labels: before the pass, best: now):
  * kept where the label and its centroid did not change; the other rows are
- * gathered (worker w's scratch) and computed together, since the kernel
- * works on blocks of consecutive rows.
+ * gathered (worker w's scratch, at most GATHER_FLOATS floats at a time) and
+ * computed together, since the kernel works on blocks of consecutive rows.
  */
+static constexpr int64_t GATHER_FLOATS = 16384;
+
 void
 CpuDevice::row_distances(int64_t r0, int64_t r1, int w, const int32_t *labels, const int32_t *best,
 						 double *dist)
@@ -218,22 +220,26 @@ CpuDevice::row_distances(int64_t r0, int64_t r1, int w, const int32_t *labels, c
 		run(x_ + r0 * d, m, d, cent_.data(), best, dist);
 		return;
 	}
-	const int64_t g = (int64_t) ids.size();
+	const int64_t batch = std::max<int64_t>(1, GATHER_FLOATS / d);
 	std::vector<float> &xs = worker_rows_[w];
 	std::vector<int32_t> &lab = worker_gathered_labels_[w];
 	std::vector<double> &out = worker_dist_[w];
-	xs.resize((size_t) g * d);
-	lab.resize(g);
-	out.resize(g);
-	for (int64_t t = 0; t < g; t++)
+	xs.resize((size_t) batch * d);
+	lab.resize(batch);
+	out.resize(batch);
+	for (int64_t t0 = 0; t0 < (int64_t) ids.size(); t0 += batch)
 	{
-		std::copy(x_ + (r0 + ids[t]) * d, x_ + (r0 + ids[t] + 1) * d, xs.data() + t * d);
-		lab[t] = best[ids[t]];
-	}
-	if (g > 0)
+		const int64_t g = std::min<int64_t>(batch, (int64_t) ids.size() - t0);
+		for (int64_t t = 0; t < g; t++)
+		{
+			const int64_t i = ids[t0 + t];
+			std::copy(x_ + (r0 + i) * d, x_ + (r0 + i + 1) * d, xs.data() + t * d);
+			lab[t] = best[i];
+		}
 		run(xs.data(), g, d, cent_.data(), lab.data(), out.data());
-	for (int64_t t = 0; t < g; t++)
-		dist[ids[t]] = out[t];
+		for (int64_t t = 0; t < g; t++)
+			dist[ids[t0 + t]] = out[t];
+	}
 }
 
 /*
