@@ -14,6 +14,11 @@
  * Distances: the method finds the exact label (exact_distance.h); the
  * distance to the chosen centroid is sqdist_exact's, bit for bit
  * (row_distance.h), which is what inertia and distances use.
+ *
+ * Late passes change few labels, so iterate redoes only what changed, with
+ * the same bits: a row keeps last pass's fp64 distance when its label and
+ * that centroid's bits are unchanged, and a cluster no row joined or left
+ * keeps its sums (the same rows in the same order give the same sums).
  */
 #include "centroid_sums.h"
 #include "cpu_assign.h"
@@ -26,6 +31,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -90,6 +96,13 @@ public:
 		worker_moved_.assign((size_t) pool->size() * 16, 0);
 		worker_nearest_.resize(pool->size());
 		worker_dist_.resize(pool->size());
+		worker_ids_.resize(pool->size());
+		worker_gathered_labels_.resize(pool->size());
+		worker_rows_.resize(pool->size());
+		worker_dirty_.assign((size_t) pool->size() * kmax_, 0);
+		dirty_.assign(kmax_, 0);
+		stale_.assign(kmax_, 1);
+		row_dist_.assign(n, 0.0);
 		chunk_labelled_.reset(new std::atomic<uint8_t>[nchunks_]);
 	}
 
@@ -115,10 +128,13 @@ public:
 
 private:
 	void		assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *inertia,
-							int64_t *moved, bool add_sums = false);
-	void		assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool add_sums);
+							int64_t *moved, bool add_sums = false, bool reuse = false);
+	void		assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool add_sums,
+							 bool reuse);
+	void		row_distances(int64_t r0, int64_t r1, int w, const int32_t *labels,
+							  const int32_t *best, double *dist);
 	void		add_ready_chunks(const int32_t *labels);
-	void		update_centroids(const int64_t *sizes, double *centroids);
+	void		update_centroids(const int64_t *sizes, double *centroids, bool only_dirty);
 
 	const float *x_;
 	int64_t		n_;
@@ -138,12 +154,30 @@ private:
 	std::vector<int64_t> worker_moved_;
 	std::vector<std::vector<int32_t>> worker_nearest_;	/* a chunk's labels */
 	std::vector<std::vector<double>> worker_dist_;	/* a chunk's distances when dist2 is null */
+	/* row_distances: a chunk's rows to compute, gathered with their labels */
+	std::vector<std::vector<int32_t>> worker_ids_, worker_gathered_labels_;
+	std::vector<std::vector<float>> worker_rows_;
 	AssignCounts counts_;		/* of the last pass */
 	std::vector<int32_t> update_rows_;	/* update: per worker, a block's rows of its part */
 	bool		sums_ready_ = false;	/* the assignment pass summed the rows (fused_sums) */
 	std::unique_ptr<std::atomic<uint8_t>[]> chunk_labelled_;	/* per chunk, in this pass */
 	int64_t		sums_next_ = 0;	/* the chunk added next (read and written by the adder) */
 	std::atomic<int32_t> sums_adding_ {0};	/* 1 while a thread adds */
+	/*
+	 * What iterate may keep from its last pass: row_dist_ (each row's fp64
+	 * distance to its label in labels_) where dists_valid_ and the label's
+	 * centroid is not stale_ (its bits changed since); sums_ of every
+	 * cluster where sums_valid_ (the row-order sums of labels_), but the
+	 * clusters a row joined or left in this pass (worker_dirty_, then
+	 * dirty_). Cleared before the work they describe, set after it, so an
+	 * interrupted pass leaves nothing to trust.
+	 */
+	std::vector<double> row_dist_;
+	std::vector<uint8_t> stale_;
+	std::vector<uint8_t> worker_dirty_;	/* worker w's at w * kmax_ */
+	std::vector<uint8_t> dirty_;
+	bool		dists_valid_ = false, sums_valid_ = false;
+	bool		keep_dists_ = false;	/* the running pass may keep row_dist_ */
 };
 
 void
@@ -152,8 +186,60 @@ CpuDevice::set_centroids(const double *centroids, int32_t k)
 	if (k < 1 || k > kmax_)
 		throw EngineError(PGKM_ERR_INTERNAL, "set_centroids: bad k");
 	method_->set_centroids(centroids, k);
+	if (k != k_)
+		dists_valid_ = sums_valid_ = false;
+	for (int32_t c = 0; c < k; c++)
+		if (std::memcmp(&cent_[(size_t) c * d_], centroids + (size_t) c * d_, sizeof(double) * d_) != 0)
+			stale_[c] = 1;
 	k_ = k;
 	std::copy(centroids, centroids + (size_t) k * d_, cent_.begin());
+}
+
+/*
+ * dist[i - r0] for rows r0..r1-1 (labels: before the pass, best: now):
+ * kept where the label and its centroid did not change; the other rows are
+ * gathered (worker w's scratch, at most GATHER_FLOATS floats at a time) and
+ * computed together, since the kernel works on blocks of consecutive rows.
+ */
+static constexpr int64_t GATHER_FLOATS = 16384;
+
+void
+CpuDevice::row_distances(int64_t r0, int64_t r1, int w, const int32_t *labels, const int32_t *best,
+						 double *dist)
+{
+	const RowDistanceRun run = current_row_distance_kernel();
+	const int32_t d = d_;
+	const int64_t m = r1 - r0;
+	std::vector<int32_t> &ids = worker_ids_[w];
+	ids.clear();
+	for (int64_t i = 0; i < m && keep_dists_; i++)
+		if (labels[r0 + i] != best[i] || stale_[best[i]])
+			ids.push_back((int32_t) i);
+	if (!keep_dists_ || (int64_t) ids.size() == m)
+	{
+		run(x_ + r0 * d, m, d, cent_.data(), best, dist);
+		return;
+	}
+	const int64_t batch = std::max<int64_t>(1, GATHER_FLOATS / d);
+	std::vector<float> &xs = worker_rows_[w];
+	std::vector<int32_t> &lab = worker_gathered_labels_[w];
+	std::vector<double> &out = worker_dist_[w];
+	xs.resize((size_t) batch * d);
+	lab.resize(batch);
+	out.resize(batch);
+	for (int64_t t0 = 0; t0 < (int64_t) ids.size(); t0 += batch)
+	{
+		const int64_t g = std::min<int64_t>(batch, (int64_t) ids.size() - t0);
+		for (int64_t t = 0; t < g; t++)
+		{
+			const int64_t i = ids[t0 + t];
+			std::copy(x_ + (r0 + i) * d, x_ + (r0 + i + 1) * d, xs.data() + t * d);
+			lab[t] = best[i];
+		}
+		run(xs.data(), g, d, cent_.data(), lab.data(), out.data());
+		for (int64_t t = 0; t < g; t++)
+			dist[ids[t0 + t]] = out[t];
+	}
 }
 
 /*
@@ -164,7 +250,8 @@ CpuDevice::set_centroids(const double *centroids, int32_t k)
  * worker at once, while they are still in cache; see add_ready_chunks).
  */
 void
-CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool add_sums)
+CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool add_sums,
+						bool reuse)
 {
 	const int32_t d = d_;
 	int64_t    *sizes = worker_sizes_.data() + (size_t) w * sizes_stride_;
@@ -175,19 +262,34 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool 
 	method_->nearest(r0, r1, w, nearest.data());
 	const int32_t *best = nearest.data();
 	double	   *dist = dist2 ? dist2 + r0 : nullptr;
-	if (!dist)
+	if (reuse)
+		dist = row_dist_.data() + r0;
+	else if (!dist)
 	{
 		worker_dist_[w].resize(r1 - r0);
 		dist = worker_dist_[w].data();
 	}
-	current_row_distance_kernel() (x_ + r0 * d, r1 - r0, d, cent, best, dist);
+	if (reuse)
+		row_distances(r0, r1, w, labels, best, dist);
+	else
+		current_row_distance_kernel() (x_ + r0 * d, r1 - r0, d, cent, best, dist);
 	double		acc[BANKS] = {};
 	int64_t		mv = 0;
+	uint8_t    *dirty = worker_dirty_.data() + (size_t) w * kmax_;
 	for (int64_t i = r0; i < r1; i++)
 	{
 		const int32_t bi = best[i - r0];
 		acc[(i - r0) % BANKS] += dist[i - r0];
-		mv += labels[i] != bi;
+		if (labels[i] != bi)
+		{
+			mv++;
+			if (reuse)
+			{
+				if ((uint32_t) labels[i] < (uint32_t) kmax_)
+					dirty[labels[i]] = 1;
+				dirty[bi] = 1;
+			}
+		}
 		labels[i] = bi;
 		sizes[bi]++;
 	}
@@ -231,7 +333,7 @@ CpuDevice::add_ready_chunks(const int32_t *labels)
 /* Full assignment pass: per-chunk inertia summed in chunk order, per-worker integer counts. */
 void
 CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *inertia,
-					   int64_t *moved, bool add_sums)
+					   int64_t *moved, bool add_sums, bool reuse)
 {
 	const int32_t k = k_;
 	std::fill(worker_sizes_.begin(), worker_sizes_.end(), 0);
@@ -243,7 +345,9 @@ CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *i
 			chunk_labelled_[c].store(0, std::memory_order_relaxed);
 		sums_next_ = 0;
 	}
-	pool_->parallel_for(nchunks_, [&](int64_t ch, int w) { assign_chunk(ch, w, labels, dist2, add_sums); });
+	pool_->parallel_for(nchunks_, [&](int64_t ch, int w) {
+		assign_chunk(ch, w, labels, dist2, add_sums, reuse);
+	});
 	if (add_sums && sums_next_ != nchunks_)
 		throw EngineError(PGKM_ERR_INTERNAL, "assign_pass: centroid sums incomplete");
 	double		tot = 0;
@@ -272,12 +376,14 @@ CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *i
  * own rows without a branch per row (a mispredicted branch per row cost
  * more than the sums at small d); a part with few clusters and many
  * features is split by features too. Empty clusters keep their previous
- * centroid (the driver repairs them).
+ * centroid (the driver repairs them). only_dirty: sums_ holds every
+ * cluster's sums of the last labels, and only the dirty_ clusters are
+ * summed again (a part with none skips the scan).
  */
 static constexpr int64_t UPDATE_BLOCK = 4096;
 
 void
-CpuDevice::update_centroids(const int64_t *sizes, double *centroids)
+CpuDevice::update_centroids(const int64_t *sizes, double *centroids, bool only_dirty)
 {
 	const int32_t d = d_, k = k_;
 	const int	threads = pool_->size();
@@ -299,6 +405,7 @@ CpuDevice::update_centroids(const int64_t *sizes, double *centroids)
 	const int32_t slices = std::max<int32_t>(1, std::min<int32_t>(d / 16, threads / np));
 	update_rows_.resize((size_t) threads * UPDATE_BLOCK);
 	const int32_t *lab = labels_.data();
+	const uint8_t *dirty = dirty_.data();
 	pool_->parallel_for((int64_t) np * slices, [&](int64_t task, int w) {
 		const int32_t p = (int32_t) (task / slices), sl = (int32_t) (task % slices);
 		const int32_t c0 = bounds[p], c1 = bounds[p + 1];
@@ -307,15 +414,25 @@ CpuDevice::update_centroids(const int64_t *sizes, double *centroids)
 			j1 = (int32_t) ((int64_t) d * (sl + 1) / slices);
 		double	   *sums = sums_.data();
 		int32_t    *rows = update_rows_.data() + (size_t) w * UPDATE_BLOCK;
-		for (int32_t c = c0; c < c1 && !sums_ready_; c++)
-			std::fill(sums + (size_t) c * d + j0, sums + (size_t) c * d + j1, 0.0);
-		for (int64_t i0 = 0; i0 < n_ && !sums_ready_; i0 += UPDATE_BLOCK)
+		bool		scan = !sums_ready_;
+		if (only_dirty)
+			scan = std::find(dirty + c0, dirty + c1, 1) != dirty + c1;
+		for (int32_t c = c0; c < c1 && scan; c++)
+			if (!only_dirty || dirty[c])
+				std::fill(sums + (size_t) c * d + j0, sums + (size_t) c * d + j1, 0.0);
+		for (int64_t i0 = 0; i0 < n_ && scan; i0 += UPDATE_BLOCK)
 		{
 			pool_->checkpoint(w);
 			const int32_t nb = (int32_t) std::min<int64_t>(UPDATE_BLOCK, n_ - i0);
 			const int32_t *lb = lab + i0;
 			int32_t		m = 0;
-			if (np == 1)
+			if (only_dirty)
+				for (int32_t r = 0; r < nb; r++)
+				{
+					rows[m] = r;
+					m += ((uint32_t) (lb[r] - c0) < span) & dirty[lb[r]];
+				}
+			else if (np == 1)
 				for (; m < nb; m++)
 					rows[m] = m;
 			else
@@ -342,12 +459,24 @@ CpuDevice::iterate(IterStats *st, double *centroids, int64_t *sizes)
 {
 	double		inertia;
 	int64_t		moved;
-	sums_ready_ = fused_sums(pool_->size(), k_);
-	assign_pass(labels_.data(), nullptr, sizes, &inertia, &moved, sums_ready_);
+	const bool	sums_kept = sums_valid_;
+	sums_valid_ = false;
+	sums_ready_ = !sums_kept && fused_sums(pool_->size(), k_);
+	keep_dists_ = dists_valid_;
+	dists_valid_ = false;
+	assign_pass(labels_.data(), nullptr, sizes, &inertia, &moved, sums_ready_, true);
+	dists_valid_ = true;
+	std::fill(stale_.begin(), stale_.end(), 0);
 	st->inertia = inertia;
 	st->moved = moved;
+	std::fill(dirty_.begin(), dirty_.end(), 0);
+	for (int w = 0; w < pool_->size(); w++)
+		for (int32_t c = 0; c < kmax_; c++)
+			dirty_[c] |= worker_dirty_[(size_t) w * kmax_ + c];
+	std::fill(worker_dirty_.begin(), worker_dirty_.end(), 0);
 	std::copy(cent_.begin(), cent_.begin() + (size_t) k_ * d_, centroids);
-	update_centroids(sizes, centroids);
+	update_centroids(sizes, centroids, sums_kept);
+	sums_valid_ = true;
 	set_centroids(centroids, k_);
 }
 

@@ -16,6 +16,20 @@ cpu_options(int32_t k)
 	return o;
 }
 
+pgkm_options
+given_options(int32_t method, const std::vector<double> &init, int32_t k, int max_iter, double tol,
+			  int threads)
+{
+	pgkm_options o = cpu_options(k);
+	o.method = method;
+	o.init = PGKM_INIT_GIVEN;
+	o.initial_centroids = init.data();
+	o.max_iter = max_iter;
+	o.tol = tol;
+	o.n_threads = threads;
+	return o;
+}
+
 /* Copies the finished run's result out. */
 static void
 copy_result(const pgkm_result &res, int32_t d, EngineResult &r)

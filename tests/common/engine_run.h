@@ -42,6 +42,13 @@ struct EngineResult
 /* Defaults with k set and device = CPU. */
 pgkm_options cpu_options(int32_t k);
 
+/*
+ * cpu_options with a method from given initial centroids (k x d, which must
+ * outlive the options), max_iter, tol and threads.
+ */
+pgkm_options given_options(int32_t method, const std::vector<double> &init, int32_t k, int max_iter,
+						   double tol, int threads = 2);
+
 /* Runs x (row-major, d columns) to completion, or to the first status other than PGKM_OK. */
 EngineResult run_engine(const std::vector<float> &x, int32_t d, const pgkm_options &o,
 						pgkm_interrupt_fn intr = nullptr, void *ctx = nullptr);

@@ -26,19 +26,6 @@ using namespace pgkm_test;
 static const int32_t kPruned[] = {PGKM_METHOD_ELKAN, PGKM_METHOD_HAMERLY, PGKM_METHOD_YINYANG,
 								  PGKM_METHOD_SORT, PGKM_METHOD_AUTO};
 
-static pgkm_options
-given_options(int32_t method, const std::vector<double> &init, int32_t k, int max_iter, double tol)
-{
-	pgkm_options o = cpu_options(k);
-	o.method = method;
-	o.init = PGKM_INIT_GIVEN;
-	o.initial_centroids = init.data();
-	o.max_iter = max_iter;
-	o.tol = tol;
-	o.n_threads = 2;
-	return o;
-}
-
 /* The run equals the reference's: labels, centroids bit for bit, iterations, inertia. */
 static void
 expect_same_as_reference(const std::vector<float> &x, int32_t d, const std::vector<double> &init,
