@@ -256,12 +256,7 @@ run_hamerly_pass(Run &r)
 	const size_t kd = (size_t) k * d, nacc = kd + k;
 	const bool	gemm = r.plan.path == PATH_GEMM;
 	cudaStream_t s = B.s_comp;
-	r.launches = 0;
-	ensure_pass_buffers(r);
-	if (r.cent_dirty)
-		upload_centroids(r);
-	CK(cudaMemsetAsync(B.d_acc, 0, (nacc + 3) * sizeof(unsigned long long), s));
-	CK(cudaMemsetAsync(B.d_partials, 0, r.plan.nslots * sizeof(double), s));
+	begin_pass(r);
 	CK(cudaMemsetAsync(B.d_open_count, 0, 2 * sizeof(unsigned int), s));
 	HamArgs		h {};
 	h.x = B.d_x;
@@ -285,7 +280,7 @@ run_hamerly_pass(Run &r)
 	h.tiny = (d + 2) * 0x1p-1070;	/* > d + 2 underflows of at most 2^-1075 each */
 	h.first = r.bounds_valid ? 0 : 1;
 	h.moved = B.d_acc + nacc;
-	r.launches += 3;
+	r.launches += 1;
 	geometry_kernel<<<(k + GEO_J - 1) / GEO_J, GEO_THREADS, (size_t) GEO_J * d * sizeof(double), s>>>(h);
 	CKLAUNCH("geometry_kernel");
 	const int	fgrid = (int) std::max<int64_t>(1, std::min<int64_t>((r.n + FL_THREADS - 1) / FL_THREADS,
@@ -323,20 +318,8 @@ run_hamerly_pass(Run &r)
 	for (int64_t c = 0; c < r.plan.nchunks; c++)
 	{
 		const int64_t r0 = c * r.plan.chunk_rows;
-		PassArgs	a {};
+		PassArgs	a = chunk_pass_args(r, r0, std::min(r.plan.chunk_rows, r.n - r0));
 		a.x = B.d_x + r0 * d;
-		a.rows = std::min(r.plan.chunk_rows, r.n - r0);
-		a.row0 = r0;
-		a.d = d;
-		a.k = k;
-		a.c64 = B.d_c64;
-		a.labels = B.d_labels;
-		a.acc = B.d_acc;
-		a.qscale = r.qscale;
-		a.partials = B.d_partials;
-		a.moved = B.d_acc + nacc;
-		a.det = r.settings.deterministic ? 1 : 0;
-		a.test = r.test;
 		if (gemm)
 			a.shift = B.d_mu;
 		if (B.d_xlo)

@@ -95,6 +95,56 @@ fold_best(const T (&acc)[P][Q], T (&b)[P], T (&s)[P], int (&bi)[P], int k, Centr
 	}
 }
 
+/* The block's list positions g0 .. + ROWS - 1 into rows_s (-1 past end); every thread of the block calls it. */
+template <int ROWS>
+__device__ __forceinline__ void
+load_listed_rows(int32_t (&rows_s)[ROWS], const HamArgs &a, int64_t g0, int64_t end)
+{
+	const int	t = threadIdx.x;
+	__syncthreads();			/* rows_s is rewritten */
+	if (t < ROWS)
+		rows_s[t] = g0 + t < end ? a.open[g0 + t] : -1;
+	__syncthreads();
+}
+
+/* A thread's P rows' (smallest, its index, next smallest) before any centroid. */
+template <typename T, int P>
+__device__ __forceinline__ void
+reset_best(T (&b)[P], T (&s)[P], int (&bi)[P], T inf)
+{
+#pragma unroll
+	for (int p = 0; p < P; p++)
+	{
+		b[p] = s[p] = inf;
+		bi[p] = -1;
+	}
+}
+
+template <typename T, int P, int Q>
+__device__ __forceinline__ void
+zero_tile(T (&acc)[P][Q])
+{
+#pragma unroll
+	for (int p = 0; p < P; p++)
+#pragma unroll
+		for (int q = 0; q < Q; q++)
+			acc[p][q] = 0;
+}
+
+/* A float level's verdict on a row: its label and l where proven, else the row listed for the fp64 level. */
+__device__ __forceinline__ void
+settle_row(const HamArgs &a, int row, bool proven, int bi, double low, unsigned &moved)
+{
+	if (proven)
+	{
+		moved += a.labels[row] != bi;
+		a.labels[row] = bi;
+		a.lower[row] = low;
+	}
+	else
+		a.ties[atomicAdd(a.open_count + 1, 1u)] = row;
+}
+
 /*
  * One step's operands into shared memory: features f0 .. + F - 1 of the
  * block's rows (rows_s, -1: none) as stored, and of centroids c0 .. + C - 1
@@ -143,26 +193,14 @@ label_float_kernel(HamArgs a, Bracket br)
 	const int64_t end = min(a.list1, (int64_t) *a.open_count);
 	for (int64_t g0 = a.list0 + (int64_t) blockIdx.x * OF_ROWS; g0 < end; g0 += (int64_t) gridDim.x * OF_ROWS)
 	{
-		__syncthreads();		/* rows_s is rewritten */
-		if (t < OF_ROWS)
-			rows_s[t] = g0 + t < end ? a.open[g0 + t] : -1;
-		__syncthreads();
+		load_listed_rows(rows_s, a, g0, end);
 		float		e1[8], e2[8];
 		int			i1[8];
-#pragma unroll
-		for (int p = 0; p < 8; p++)
-		{
-			e1[p] = e2[p] = __int_as_float(0x7f800000);
-			i1[p] = -1;
-		}
+		reset_best(e1, e2, i1, __int_as_float(0x7f800000));
 		for (int c0 = 0; c0 < k; c0 += OF_CENTS)
 		{
 			float		acc[8][4];
-#pragma unroll
-			for (int p = 0; p < 8; p++)
-#pragma unroll
-				for (int q = 0; q < 4; q++)
-					acc[p][q] = 0.0f;
+			zero_tile(acc);
 			for (int f0 = 0; f0 < d; f0 += OF_F)
 			{
 				fill_step<OF_THREADS, OF_ROWS, OF_CENTS>(xs, cs, rows_s, a, a.cf, c0, f0);
@@ -204,14 +242,7 @@ label_float_kernel(HamArgs a, Bracket br)
 					low = bracket_lo(br, s);
 					proven = proven && low > bracket_hi(br, b) * br.band;
 				}
-				if (proven)
-				{
-					moved += a.labels[row] != bi;
-					a.labels[row] = bi;
-					a.lower[row] = low;
-				}
-				else
-					a.ties[atomicAdd(a.open_count + 1, 1u)] = row;
+				settle_row(a, row, proven, bi, low, moved);
 			}
 		}
 	}
@@ -266,10 +297,7 @@ label_centred_kernel(HamArgs a, CentredBound cb)
 	const int64_t end = min(a.list1, (int64_t) *a.open_count);
 	for (int64_t g0 = a.list0 + (int64_t) blockIdx.x * OF_ROWS; g0 < end; g0 += (int64_t) gridDim.x * OF_ROWS)
 	{
-		__syncthreads();		/* rows_s, xs, x2s are rewritten */
-		if (t < OF_ROWS)
-			rows_s[t] = g0 + t < end ? a.open[g0 + t] : -1;
-		__syncthreads();
+		load_listed_rows(rows_s, a, g0, end);	/* and xs, x2s are rewritten */
 		for (int q = t; q < OF_ROWS * dp; q += OF_THREADS)
 		{
 			const int	rr = q / dp, j = q % dp, row = rows_s[rr];
@@ -291,20 +319,11 @@ label_centred_kernel(HamArgs a, CentredBound cb)
 		}
 		float		e1[8], e2[8];
 		int			i1[8];
-#pragma unroll
-		for (int p = 0; p < 8; p++)
-		{
-			e1[p] = e2[p] = __int_as_float(0x7f800000);
-			i1[p] = -1;
-		}
+		reset_best(e1, e2, i1, __int_as_float(0x7f800000));
 		for (int c0 = 0; c0 < k; c0 += OF_CENTS)
 		{
 			float		acc[8][4];
-#pragma unroll
-			for (int p = 0; p < 8; p++)
-#pragma unroll
-				for (int q = 0; q < 4; q++)
-					acc[p][q] = 0.0f;
+			zero_tile(acc);
 			for (int f0 = 0; f0 < dp; f0 += OF_F)
 			{
 				__syncthreads();	/* the last step is done with cs, bs */
@@ -355,14 +374,7 @@ label_centred_kernel(HamArgs a, CentredBound cb)
 					proven = proven && s <= FLT_MAX && (double) s > label_limit(cb.test, b, x2);
 					low = centred_lower(cb, s, x2);
 				}
-				if (proven)
-				{
-					moved += a.labels[row] != bi;
-					a.labels[row] = bi;
-					a.lower[row] = low;
-				}
-				else
-					a.ties[atomicAdd(a.open_count + 1, 1u)] = row;
+				settle_row(a, row, proven, bi, low, moved);
 			}
 		}
 	}
@@ -390,26 +402,14 @@ label_fp64_kernel(HamArgs a)
 	const int64_t end = min(a.list1, (int64_t) *a.open_count);
 	for (int64_t g0 = a.list0 + (int64_t) blockIdx.x * OR_ROWS; g0 < end; g0 += (int64_t) gridDim.x * OR_ROWS)
 	{
-		__syncthreads();		/* rows_s is rewritten */
-		if (t < OR_ROWS)
-			rows_s[t] = g0 + t < end ? a.open[g0 + t] : -1;
-		__syncthreads();
+		load_listed_rows(rows_s, a, g0, end);
 		double		bv[4], sv[4];
 		int			bi[4];
-#pragma unroll
-		for (int p = 0; p < 4; p++)
-		{
-			bv[p] = sv[p] = dinf();
-			bi[p] = -1;
-		}
+		reset_best(bv, sv, bi, dinf());
 		for (int c0 = 0; c0 < k; c0 += OR_CENTS)
 		{
 			double		acc[4][4];
-#pragma unroll
-			for (int p = 0; p < 4; p++)
-#pragma unroll
-				for (int q = 0; q < 4; q++)
-					acc[p][q] = 0;
+			zero_tile(acc);
 			for (int f0 = 0; f0 < d; f0 += OR_F)
 			{
 				fill_step<OR_THREADS, OR_ROWS, OR_CENTS>(xs, cs, rows_s, a, a.c64, c0, f0);

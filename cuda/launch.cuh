@@ -34,6 +34,9 @@ struct CentredBound;
 void		launch_label_listed(Run &r, const HamArgs &h, const Bracket &br, const CentredBound *cb, bool last,
 								cudaStream_t s);
 
+/* pass.cu: a chunk's arguments that every pass sets alike (rows r0 .. r0 + rows - 1). */
+PassArgs	chunk_pass_args(const Run &r, int64_t r0, int64_t rows);
+
 /* sorted_update.cu: sums, counts and exact distances of a chunk whose labels are written. */
 void		launch_sorted_update(Run &r, const PassArgs &a, int64_t slot_base, cudaStream_t s);
 

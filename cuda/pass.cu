@@ -131,6 +131,43 @@ launch_pass_chunk(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t s)
 	}
 }
 
+/* A pass's start (2 launches): buffers back, centroids uploaded, sums, counts and partials zeroed. */
+void
+begin_pass(Run &r)
+{
+	Buffers    &B = r.buf;
+	const size_t nacc = (size_t) r.k * r.d + r.k;
+	r.launches = 0;
+	ensure_pass_buffers(r);	/* k-means++ may have borrowed their memory */
+	if (r.cent_dirty)
+		upload_centroids(r);
+	/* acc, moved, inertia, decided are contiguous: one memset, one copy back */
+	CK(cudaMemsetAsync(B.d_acc, 0, (nacc + 3) * sizeof(unsigned long long), B.s_comp));
+	CK(cudaMemsetAsync(B.d_partials, 0, r.plan.nslots * sizeof(double), B.s_comp));
+	r.launches += 2;
+}
+
+/* A chunk's arguments that every pass sets alike (the sorted update reads no others). */
+PassArgs
+chunk_pass_args(const Run &r, int64_t r0, int64_t rows)
+{
+	const Buffers &B = r.buf;
+	PassArgs	a {};
+	a.rows = rows;
+	a.row0 = r0;
+	a.d = r.d;
+	a.k = r.k;
+	a.c64 = B.d_c64;
+	a.labels = B.d_labels;
+	a.acc = B.d_acc;
+	a.qscale = r.qscale;
+	a.partials = B.d_partials;
+	a.moved = B.d_acc + (size_t) r.k * r.d + r.k;
+	a.det = r.settings.deterministic ? 1 : 0;
+	a.test = r.test;
+	return a;
+}
+
 /*
  * One pass over all rows: assignment + sums. With labels/dist2 (assign()) the
  * per-row outputs are copied to the host chunk by chunk.
@@ -140,15 +177,8 @@ run_pass(Run &r, int32_t *labels_out, double *dist2_out)
 {
 	Buffers    &B = r.buf;
 	const int	d = r.d, k = r.k;
-	r.launches = 0;
-	ensure_pass_buffers(r);	/* k-means++ may have borrowed their memory */
-	if (r.cent_dirty)
-		upload_centroids(r);
-	size_t		nacc = (size_t) k * d + k;
-	/* acc, moved, inertia, decided are contiguous: one memset, one copy back */
-	CK(cudaMemsetAsync(B.d_acc, 0, (nacc + 3) * sizeof(unsigned long long), B.s_comp));
-	CK(cudaMemsetAsync(B.d_partials, 0, r.plan.nslots * sizeof(double), B.s_comp));
-	r.launches += 2;
+	const size_t nacc = (size_t) k * d + k;
+	begin_pass(r);
 	if (B.d_list_count)
 	{
 		CK(cudaMemsetAsync(B.d_list_count, 0, r.plan.nchunks * sizeof(unsigned int), B.s_comp));
@@ -172,26 +202,14 @@ run_pass(Run &r, int32_t *labels_out, double *dist2_out)
 				r.launches++;
 			}
 		}
-		PassArgs	a {};
+		PassArgs	a = chunk_pass_args(r, r0, rows);
 		a.x = xp;
-		a.rows = rows;
-		a.row0 = r0;
-		a.d = d;
-		a.k = k;
 		a.cf = B.d_cf;
 		a.bias = B.d_bias;
 		a.mu = B.d_mu;
-		a.c64 = B.d_c64;
-		a.labels = B.d_labels;
 		a.dist2 = dist2_out ? B.d_dist2 : nullptr;
-		a.acc = B.d_acc;
-		a.qscale = r.qscale;
-		a.partials = B.d_partials;
-		a.moved = B.d_acc + nacc;
-		a.det = r.settings.deterministic ? 1 : 0;
 		if (split)
 			a.xlo = r.plan.resident ? B.d_xlo + r0 * d : B.d_chunk_lo[b];
-		a.test = r.test;
 		a.decided = B.d_acc + nacc + 2;
 		if (gemm)
 		{

@@ -126,7 +126,9 @@ void		ensure_pass_buffers(Run &r);
 /* data.cu: pin the rows, centring point, upload or scan, fixed-point scale, first centroids. */
 void		prepare_data(Run &r);
 
-/* pass.cu: one Lloyd pass (labels/dist2 to the host when given), and its results. */
+/* pass.cu: a pass's start (buffers, centroids, zeroed sums); one Lloyd pass (labels/dist2 to the host
+ * when given), and its results. */
+void		begin_pass(Run &r);
 void		run_pass(Run &r, int32_t *labels_out, double *dist2_out);
 void		read_update(Run &r, pgkm_cuda_iter *out, double *centroids, int64_t *sizes);
 void		read_sizes(const Run &r, int64_t *sizes, double *inertia);
