@@ -2,7 +2,8 @@
 # tests/gpu/ptx_diff.sh: compares the PTX of every CUDA kernel of the working
 # tree with that of a git revision (default main), so that a change meant to
 # leave the kernels' arithmetic alone (a refactor, a host-side change) can be
-# shown to, without a GPU: same PTX (branch labels renumbered) means ptxas
+# shown to, without a GPU: same PTX (branch labels renumbered, the source
+# path's hash taken out of internal names) means ptxas
 # emits the same code. Needs nvcc; runs from the repository root.
 #   usage: bash tests/gpu/ptx_diff.sh [REV]
 # Prints one line per kernel that differs or exists on one side only, then
@@ -29,7 +30,9 @@ def kernels(folder):
     out = {}
     for f in glob.glob(folder + "/*.ptx"):
         for m in re.finditer(r"\.entry\s+(\S+)\((.*?)\n\}\n", open(f).read(), re.S):
-            out[m.group(1)] = re.sub(r"\$L__BB\d+_", "$L__BB_", m.group(0))
+            body = re.sub(r"\$L__BB\d+_", "$L__BB_", m.group(0))
+            # internal-linkage names carry a hash of the source path, which differs between the trees
+            out[m.group(1)] = re.sub(r"_ZN\d+_INTERNAL_[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]+", "_ZN_INTERNAL_", body)
     return out
 
 base, tree = kernels(sys.argv[1]), kernels(sys.argv[2])
