@@ -60,8 +60,10 @@ useful_threads(int32_t n_threads, int64_t n, int32_t d, int32_t k)
 }
 
 /*
- * Whether the assignment pass adds the rows to the centroid sums (one read
- * of the rows per iteration instead of two). Chunks are added one at a time
+ * Whether a pass that sums every cluster again (the first, and any after
+ * one that left many rows in changed clusters: sums_worth_keeping_) adds the
+ * rows to the centroid sums as it labels them (one read of the rows instead
+ * of two). Chunks are added one at a time
  * in chunk order (add_ready_chunks), so all the adds form one sequence, on
  * one core at a time: worth it while that sequence is short beside the
  * labelling spread over the workers, whose cost per row grows with k and the
@@ -178,6 +180,13 @@ private:
 	std::vector<uint8_t> dirty_;
 	bool		dists_valid_ = false, sums_valid_ = false;
 	bool		keep_dists_ = false;	/* the running pass may keep row_dist_ */
+	/*
+	 * Whether the next pass keeps the clean clusters' sums: only when the
+	 * last pass left at most a quarter of the rows in dirty clusters. Else
+	 * re-adding the dirty ones reads most rows a second time, and the sums
+	 * are better added in the pass (fused_sums).
+	 */
+	bool		sums_worth_keeping_ = true;
 };
 
 void
@@ -201,7 +210,6 @@ CpuDevice::set_centroids(const double *centroids, int32_t k)
  * gathered (worker w's scratch, at most GATHER_FLOATS floats at a time) and
  * computed together, since the kernel works on blocks of consecutive rows.
  */
-static constexpr int64_t GATHER_FLOATS = 16384;
 
 void
 CpuDevice::row_distances(int64_t r0, int64_t r1, int w, const int32_t *labels, const int32_t *best,
@@ -210,16 +218,26 @@ CpuDevice::row_distances(int64_t r0, int64_t r1, int w, const int32_t *labels, c
 	const RowDistanceRun run = current_row_distance_kernel();
 	const int32_t d = d_;
 	const int64_t m = r1 - r0;
-	std::vector<int32_t> &ids = worker_ids_[w];
-	ids.clear();
-	for (int64_t i = 0; i < m && keep_dists_; i++)
-		if (labels[r0 + i] != best[i] || stale_[best[i]])
-			ids.push_back((int32_t) i);
-	if (!keep_dists_ || (int64_t) ids.size() == m)
+	if (!keep_dists_)
 	{
 		run(x_ + r0 * d, m, d, cent_.data(), best, dist);
 		return;
 	}
+	std::vector<int32_t> &ids = worker_ids_[w];
+	ids.resize(m);
+	int64_t		cnt = 0;
+	for (int64_t i = 0; i < m; i++)
+	{
+		ids[cnt] = (int32_t) i;
+		cnt += (labels[r0 + i] != best[i]) | stale_[best[i]];
+	}
+	/* gathering most of a chunk costs more than computing it whole (same bits either way) */
+	if (cnt * 2 > m)
+	{
+		run(x_ + r0 * d, m, d, cent_.data(), best, dist);
+		return;
+	}
+	ids.resize(cnt);
 	const int64_t batch = std::max<int64_t>(1, GATHER_FLOATS / d);
 	std::vector<float> &xs = worker_rows_[w];
 	std::vector<int32_t> &lab = worker_gathered_labels_[w];
@@ -263,16 +281,19 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool 
 	const int32_t *best = nearest.data();
 	double	   *dist = dist2 ? dist2 + r0 : nullptr;
 	if (reuse)
-		dist = row_dist_.data() + r0;
-	else if (!dist)
 	{
-		worker_dist_[w].resize(r1 - r0);
-		dist = worker_dist_[w].data();
-	}
-	if (reuse)
+		dist = row_dist_.data() + r0;
 		row_distances(r0, r1, w, labels, best, dist);
+	}
 	else
+	{
+		if (!dist)
+		{
+			worker_dist_[w].resize(r1 - r0);
+			dist = worker_dist_[w].data();
+		}
 		current_row_distance_kernel() (x_ + r0 * d, r1 - r0, d, cent, best, dist);
+	}
 	double		acc[BANKS] = {};
 	int64_t		mv = 0;
 	uint8_t    *dirty = worker_dirty_.data() + (size_t) w * kmax_;
@@ -459,7 +480,7 @@ CpuDevice::iterate(IterStats *st, double *centroids, int64_t *sizes)
 {
 	double		inertia;
 	int64_t		moved;
-	const bool	sums_kept = sums_valid_;
+	const bool	sums_kept = sums_valid_ && sums_worth_keeping_;
 	sums_valid_ = false;
 	sums_ready_ = !sums_kept && fused_sums(pool_->size(), k_);
 	keep_dists_ = dists_valid_;
@@ -477,6 +498,10 @@ CpuDevice::iterate(IterStats *st, double *centroids, int64_t *sizes)
 	std::copy(cent_.begin(), cent_.begin() + (size_t) k_ * d_, centroids);
 	update_centroids(sizes, centroids, sums_kept);
 	sums_valid_ = true;
+	int64_t		dirty_rows = 0;
+	for (int32_t c = 0; c < k_; c++)
+		dirty_rows += dirty_[c] ? sizes[c] : 0;
+	sums_worth_keeping_ = dirty_rows * 4 <= n_;
 	set_centroids(centroids, k_);
 }
 
