@@ -193,7 +193,7 @@ pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
 	const double block_rows = 32;	/* the widest kernel's rows per block */
 	b += threads * (ARGMIN_KC + ARGMIN_GROUP) * block_rows * 4;	/* kernel tiles */
 	b += threads * rows * (4 * 4 + 8 + 8);	/* per-row state of a chunk: labels, best, runner-up, x2, rows to decide, limits */
-	b += threads * (16384 * 4 + rows * 4 + 16384 * 12) + (threads + 2) * k;	/* rows gathered for their distances; clusters changed, centroids moved */
+	b += threads * (GATHER_FLOATS * 4 + rows * 4 + GATHER_FLOATS * 12) + (threads + 2) * k;	/* rows gathered for their distances; clusters changed, centroids moved */
 	b += threads * (4 * (dd + 2 * k + 16) * 4 + k * (4 + 8));	/* rows decided in fp64 (4 at a time, values and a block), candidates; cluster counts */
 	b += k * dd * (8 * 8 + 4 * 4) + k * 64;	/* fp64 centroid arrays, float copies (one transposed) and panels, sizes */
 	b += (dn / 65536 + 1) * dd * 8; /* statistics partials */

@@ -65,13 +65,16 @@ std::unique_ptr<CpuAssign> make_cpu_assign(const pgkm_options *opt, const float 
 										   const double *mean, ThreadPool *pool);
 
 /*
- * Can the GPU device run this method? Lloyd and AUTO (which is Lloyd there);
- * the pruned methods are CPU-only for now, *why says so.
+ * Can the GPU device run this method? Lloyd, Hamerly and AUTO (which is
+ * Lloyd there); the other pruned methods run on the CPU only, *why says so.
  */
 bool		method_on_gpu(int32_t method, std::string *why);
 
 /* Rows per chunk of the CPU assignment pass: depends on the shape only. */
 int64_t		assign_chunk_rows(int32_t d, int32_t k);
+
+/* The CPU device's scratch for rows gathered to recompute their distances (per worker, floats). */
+constexpr int64_t GATHER_FLOATS = 16384;
 
 /*
  * Threads for a run of n rows: n_threads (0 = every core), but no more than

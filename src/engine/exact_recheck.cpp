@@ -47,7 +47,6 @@ static constexpr int LANES = 32;
 static constexpr int NV = LANES / 8;
 static constexpr double U = 0x1p-24;
 static constexpr double W = 0x1p-53;
-static constexpr double ROUND = 0x1p-40;	/* the fp64 roundings of the bracket */
 
 /* E_c above: sum of (x_j - f_j)^2 over 32 lanes, then a tree of depth 5. */
 PGKM_TARGET_CLONES static float
@@ -87,12 +86,12 @@ ExactRecheck::set(const double *cent, const float *centf, int32_t k, int32_t d)
 {
 	const double rho2 = float_copy_radius2(cent, centf, k, d);
 	const int32_t m = (d + LANES - 1) / LANES + 8;
-	g1_ = m * U / (1 - m * U);
+	g1_ = rounding_gamma(m, U);
 	au_ = (d + 32.0) * 0x1p-149;
-	const double g = (d + 2) * W / (1 - (d + 2) * W);
-	band_ = (1 + 2 * g) * (1 + ROUND);
+	const double g = rounding_gamma(d + 2, W);
+	band_ = (1 + 2 * g) * (1 + BOUND_SLACK);	/* BOUND_SLACK: the bracket's own fp64 roundings */
 	/* the fp64 sum of squares above: gamma^w_{d+1} relatively */
-	rho_ = std::sqrt(rho2 * (1 + 2 * (d + 2) * W)) * (1 + ROUND);
+	rho_ = std::sqrt(rho2 * (1 + 2 * (d + 2) * W)) * (1 + BOUND_SLACK);
 	if (!(rho_ <= BOUND_HUGE_V) || g1_ > 0.5)
 		rho_ = std::numeric_limits<double>::infinity();
 }
@@ -111,7 +110,7 @@ ExactRecheck::nearest(const float *x, const double *cent, const float *centf, in
 		const int32_t c = cand ? cand[i] : i;
 		const float e = float_sqdist(x, centf + (size_t) c * d, d);
 		vals[i] = e <= FLT_MAX ? (double) e : std::numeric_limits<double>::infinity();
-		const double hi = (std::sqrt((vals[i] + 2 * au_) * (1 + 2 * g1_)) + rho_) * (1 + ROUND);
+		const double hi = (std::sqrt((vals[i] + 2 * au_) * (1 + 2 * g1_)) + rho_) * (1 + BOUND_SLACK);
 		h = std::min(h, hi);
 	}
 	const double limit = h * band_;
@@ -119,7 +118,7 @@ ExactRecheck::nearest(const float *x, const double *cent, const float *centf, in
 	for (int32_t i = 0; i < n; i++)
 	{
 		const double lo = vals[i] <= DBL_MAX
-			? std::sqrt(std::max(vals[i] - 2 * au_, 0.0) * (1 - g1_)) * (1 - ROUND) - rho_
+			? std::sqrt(std::max(vals[i] - 2 * au_, 0.0) * (1 - g1_)) * (1 - BOUND_SLACK) - rho_
 			: -std::numeric_limits<double>::infinity();
 		if (!(lo > limit))
 			cand_out.push_back(cand ? cand[i] : i);

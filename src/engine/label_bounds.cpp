@@ -83,13 +83,13 @@ static constexpr double HUGE_V = BOUND_HUGE_V;
 static double
 gamma_f(double m)
 {
-	return m * U / (1 - m * U);
+	return rounding_gamma(m, U);
 }
 
 void
 label_lemma_constants(int32_t d, double *a, double *b)
 {
-	const double g = (d + 2) * W / (1 - (d + 2) * W);
+	const double g = rounding_gamma(d + 2, W);
 	*a = (1 + EPS) * (1 + 2 * g) * (1 + 2 * g);
 	*b = (1 + 1 / EPS) * 4 * (1 + g) * (1 + g);
 }

@@ -23,6 +23,13 @@ namespace pgkm
 constexpr double BOUND_SLACK = 0x1p-40;
 constexpr double BOUND_HUGE_V = 0x1p120;
 
+/* gamma_m = m unit / (1 - m unit): the relative error of m roundings to `unit` (2^-24 float, 2^-53 fp64). */
+inline double
+rounding_gamma(double m, double unit)
+{
+	return m * unit / (1 - m * unit);
+}
+
 /*
  * a and b of label_bounds.cpp's lemma (ii) for a d-feature sqdist_exact:
  * c may beat b only if L_c <= a U_b + b Delta^2. Shared with the GPU plugin,

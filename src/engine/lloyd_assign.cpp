@@ -14,7 +14,6 @@
  */
 #include "argmin_kernels.h"
 #include "cpu_assign.h"
-#include "exact_distance.h"
 #include "exact_recheck.h"
 #include "internal_hooks.h"
 #include "label_bounds.h"
@@ -250,7 +249,7 @@ private:
 	std::vector<float> meanf_;
 	std::vector<double> cent_;	/* fp64 centroids, k x d: the exact labels */
 	std::vector<float> centf_;	/* GEMM: centred float centroids, k x d */
-	std::vector<float> centd_;	/* direct: float centroids, k x d */
+	std::vector<float> centd_;	/* float centroids, k x d: the direct kernels and recheck_'s float level */
 	std::vector<float> centt_;	/* GEMM: centf_ transposed, d x kpad (the fp64 decisions' search) */
 	int32_t		kpad_ = 0;		/* k rounded up to 8 */
 	std::vector<float> cnorm_;	/* GEMM: ||centred c||^2 */
