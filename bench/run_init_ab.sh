@@ -13,8 +13,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "| build | threads | n x d, k | init | seed | init s | Lloyd ms/it | init in its | potential | inertia after 10 its | centres |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
+shapes=$(cd "$here" && /usr/bin/python3 -c 'import init_bench; print(" ".join(",".join(map(str, s)) for s in init_bench.SHAPES))')
 for t in 1 2; do
-	for sh in 1000000,2,8 1000000,16,64 200000,128,256 100000,768,100 245760,32,32 245760,32,1024; do
+	for sh in $shapes; do
 		for b in "$before" "$after"; do
 			/usr/bin/python3 "$here/init_bench.py" --threads "$t" --seeds "$seeds" --iters 10 --no-sklearn \
 				--shape "$sh" --build-dir "$b" | grep '^| [0-9]' | sed "s#^#| $(basename "$b") | $t #"

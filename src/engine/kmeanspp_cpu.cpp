@@ -107,12 +107,12 @@ pgkm_internal_set_kpp_pruning(int32_t on)
 }
 
 /* Steps that the grouped evaluation took, and those of them its bounds left to the row-order pass. */
-static std::atomic<int64_t> kpp_sparse_steps {0}, kpp_undecided_steps {0};
+static std::atomic<int64_t> kpp_grouped_steps {0}, kpp_undecided_steps {0};
 
 extern "C" void
 pgkm_internal_kpp_steps(int64_t *grouped, int64_t *undecided)
 {
-	*grouped = kpp_sparse_steps.exchange(0);
+	*grouped = kpp_grouped_steps.exchange(0);
 	*undecided = kpp_undecided_steps.exchange(0);
 }
 
@@ -170,7 +170,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 	const bool	grouped = mode == 1 && KppGroups::usable(n, d);
 	const double thr = 4.0 * (1.0 + 8.0 * (d + 3) * 0x1p-24 + 1e-6);
 	auto		unaffected = [&](double a2, int64_t i) {
-		return prune && a2 >= thr * (double) closest[i] + 1e-30;
+		return prune && a2 >= kpp_skip_limit(thr, closest[i]);
 	};
 
 	/*
@@ -308,7 +308,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 		{
 			best = groups->evaluate(cand.data(), rep.data(), trials, cc.data(), tp, thr,
 									closest.data(), pot, KPP_CHUNK, nchunks);
-			kpp_sparse_steps.fetch_add(1, std::memory_order_relaxed);
+			kpp_grouped_steps.fetch_add(1, std::memory_order_relaxed);
 			if (best == KPP_UNDECIDED)
 				kpp_undecided_steps.fetch_add(1, std::memory_order_relaxed);
 		}

@@ -36,7 +36,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstring>
 
 namespace pgkm
@@ -57,6 +56,27 @@ pgkm_internal_set_kpp_near_room(int64_t pairs)
 
 /* Rows ahead that eval_rows prefetches. */
 static constexpr int64_t KPP_AHEAD = 16;
+
+/* 4 (d + 2) v: relative bound on |F - F'| (the header's delta is float_error(d) F' + 2^-100). */
+static inline double
+float_error(int32_t d)
+{
+	return 4.0 * (d + 2) * 0x1p-24;
+}
+
+/* delta for the float distance f: a row with f >= D + delta has F >= D. */
+static inline double
+near_delta(double f, double eps_f)
+{
+	return eps_f * f + 0x1p-100;
+}
+
+/* The header's cap for a row of D^2 = c: a partial distance above it proves F >= D. */
+static inline float
+near_cap(double c, double eps_f)
+{
+	return (float) (c * (1.0 + eps_f) * (1.0 + 0x1p-20)) + 0x1p-100f;
+}
 
 static inline __attribute__((always_inline)) float
 hsum(vf8 v)
@@ -137,12 +157,12 @@ eval_rows(const float *x, int32_t d, const int32_t *rows, int64_t cnt, const flo
 		}
 		const int64_t i = rows[r];
 		const double c = closest[i];
-		const double lim = thr * c + 1e-30;	/* kmeanspp_cpu's skip test, same operations */
+		const double lim = kpp_skip_limit(thr, c);
 		if ((double) ccmin >= lim)
 			continue;
 		const double w = weights ? weights[i] : 1.0;
 		const double p = w * c;
-		const float cap = (float) (c * (1.0 + eps_f) * (1.0 + 0x1p-20)) + 0x1p-100f;
+		const float cap = near_cap(c, eps_f);
 		const float *xi = x + i * d;
 		for (int a = 0; a < na; a++)
 		{
@@ -150,7 +170,7 @@ eval_rows(const float *x, int32_t d, const int32_t *rows, int64_t cnt, const flo
 			if ((double) ccg[t] >= lim)
 				continue;
 			const double f = any_order_sqdist(xi, cand + (size_t) t * d, d, cap);
-			const double delta = eps_f * f + 0x1p-100;
+			const double delta = near_delta(f, eps_f);
 			if (f < c + delta)
 			{
 				/* kept for the winner's update while there is room; then one -1: take_near searches again */
@@ -233,7 +253,7 @@ KppGroups::plan(const int *rep, int trials, const float *cc, int32_t tp, double 
 	int64_t		rows = 0;
 	for (int32_t g = 0; g < ngroups_; g++)
 	{
-		const double lim = thr * (double) gmax_[g] + 1e-30;	/* >= each member's limit */
+		const double lim = kpp_skip_limit(thr, gmax_[g]);	/* >= each member's limit */
 		uint32_t	mask = 0;
 		for (int t = 0; t < trials && size_[g] > 0; t++)
 			if (rep[t] == t && !((double) cc[(size_t) g * tp + t] >= lim))
@@ -303,7 +323,7 @@ KppGroups::evaluate(const float *cand, const int *rep, int trials, const float *
 		err_[w].assign(trials, 0.0);
 		near_[w].clear();
 	}
-	const double eps_f = 4.0 * (d_ + 2) * 0x1p-24;
+	const double eps_f = float_error(d_);
 	pool_->parallel_for((int64_t) items_.size(), [&](int64_t it, int w) {
 		const Item &item = items_[it];
 		int			act[32], na = 0;
@@ -397,7 +417,7 @@ KppGroups::take_near(int best, const float *winner, int32_t center, const float 
 		});
 		return;
 	}
-	const double eps_f = 4.0 * (d_ + 2) * 0x1p-24;
+	const double eps_f = float_error(d_);
 	pool_->parallel_for((int64_t) items_.size(), [&](int64_t it, int w) {
 		const Item &item = items_[it];
 		if (!(item.mask >> best & 1))
@@ -408,11 +428,11 @@ KppGroups::take_near(int best, const float *winner, int32_t center, const float 
 		{
 			const int32_t i = members_[item.group][q];
 			const double c = closest[i];
-			if (a2 >= thr * c + 1e-30)
+			if (a2 >= kpp_skip_limit(thr, c))
 				continue;
-			const float cap = (float) (c * (1.0 + eps_f) * (1.0 + 0x1p-20)) + 0x1p-100f;
+			const float cap = near_cap(c, eps_f);
 			const double f = winner_sqdist(x_ + (int64_t) i * d_, winner, d_, cap);
-			if (f < c + (eps_f * f + 0x1p-100))
+			if (f < c + near_delta(f, eps_f))
 				rows.push_back(i);
 		}
 		take(rows, w);

@@ -26,6 +26,18 @@ namespace pgkm
 
 class ThreadPool;
 
+/*
+ * The skip test's limit for a row whose D^2 is d2: a candidate whose
+ * distance^2 to the row's center is at least this cannot lower D^2 (thr:
+ * kmeanspp_cpu's, with the float sums' error margins). One function, so the
+ * row-order pass and the groups apply the same operations.
+ */
+inline double
+kpp_skip_limit(double thr, double d2)
+{
+	return thr * d2 + 1e-30;
+}
+
 /* evaluate()'s answer when the bounds do not separate the best candidate from another. */
 constexpr int KPP_UNDECIDED = -1;
 

@@ -119,6 +119,20 @@ reference_kmeanspp(const std::vector<float> &x, int32_t d, int32_t k, uint64_t s
 	return ref;
 }
 
+/* n rows: base's rows first, then random repeats of them drawn from rng. */
+inline std::vector<float>
+repeat_rows(const std::vector<float> &base, int32_t d, int64_t n, pgkm::SplitMix64 &rng)
+{
+	const int64_t distinct = (int64_t) base.size() / d;
+	std::vector<float> x((size_t) n * d);
+	for (int64_t i = 0; i < n; i++)
+	{
+		const int64_t s = i < distinct ? i : rng.below(distinct);
+		std::copy(&base[s * d], &base[(s + 1) * d], &x[i * d]);
+	}
+	return x;
+}
+
 /* n integer rows in [-range, range]: `distinct` random rows, then random repeats of them. */
 inline std::vector<float>
 integer_rows(int64_t n, int32_t d, int range, int64_t distinct, uint64_t seed)
@@ -127,13 +141,7 @@ integer_rows(int64_t n, int32_t d, int range, int64_t distinct, uint64_t seed)
 	std::vector<float> base((size_t) distinct * d);
 	for (float &v : base)
 		v = (float) (rng.below(2 * range + 1) - range);
-	std::vector<float> x((size_t) n * d);
-	for (int64_t i = 0; i < n; i++)
-	{
-		const int64_t s = i < distinct ? i : rng.below(distinct);
-		std::copy(&base[s * d], &base[(s + 1) * d], &x[i * d]);
-	}
-	return x;
+	return repeat_rows(base, d, n, rng);
 }
 
 }							/* namespace pgkm_test */

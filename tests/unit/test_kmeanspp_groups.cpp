@@ -11,13 +11,17 @@
  * from gains and error bounds, in any order, so equal centers and the same
  * potential bit for bit are what say that its proof holds. Shapes: blobs
  * at d = 1, 3, 16, 33, k = 1, k = n, k > 64, duplicate rows, 1 and 3
- * threads; the step counter proves the grouped evaluation ran.
+ * threads, weighted rows (against the fp64 reference on integer rows);
+ * the step counter proves the grouped evaluation ran.
  */
 #include "blobs.h"
 #include "engine_run.h"
+#include "init.h"
 #include "internal_hooks.h"
+#include "kpp_reference.h"
 #include "kpp_start.h"
 #include "rng.h"
+#include "thread_pool.h"
 
 #include <gtest/gtest.h>
 
@@ -173,6 +177,7 @@ TEST(KmeansppGroups, SameCentersAsTheFloatReferenceOnBlobs)
 		const int64_t saved = pgkm_internal_set_kpp_near_room(0);
 		expect_reference_start(x, d, 150, 5 + d, 2, "blobs, rows searched again");
 		pgkm_internal_set_kpp_near_room(saved);
+		EXPECT_GT(grouped_steps(), 0) << "d " << d << ": the groups were not used without near pairs";
 	}
 }
 
@@ -191,18 +196,47 @@ TEST(KmeansppGroups, DuplicateRowsStopAtTheDistinctRows)
 	/* 90 distinct real-valued rows repeated to 3000: candidates often repeat, k stops at 90 */
 	const int32_t d = 5;
 	const auto	base = blobs(90, d, 9, 77, 0.3);
-	std::vector<float> x(3000 * d);
 	pgkm::SplitMix64 rng(4);
-	for (int64_t i = 0; i < 3000; i++)
-	{
-		const int64_t s = i < 90 ? i : rng.below(90);
-		std::copy(&base[s * d], &base[(s + 1) * d], &x[i * d]);
-	}
+	const std::vector<float> x = repeat_rows(base, d, 3000, rng);
 	const KppReference ref = float_reference(x, d, 120, pgkm::derive_seed(2, 0));
 	ASSERT_EQ(ref.rows.size(), 90u);
 	EXPECT_EQ(ref.potential, 0.0);
+	grouped_steps();
 	for (int threads : {1, 3})
 		expect_reference_start(x, d, 120, 2, threads, "duplicates");
+	EXPECT_GT(grouped_steps(), 0);
+}
+
+TEST(KmeansppGroups, WeightedRowsAsTheReference)
+{
+	/*
+	 * k-means|| reduces its candidates with weights. Clustered integer rows
+	 * keep every float distance and sum exact, so the fp64 reference's
+	 * centres and potential are the engine's, bit for bit.
+	 */
+	for (int32_t d : {3, 16})
+	{
+		auto		x = blobs(6000, d, 25, 60 + d, 0.6);
+		for (float &v : x)
+			v = std::round(v * 4.0f);
+		const int64_t n = (int64_t) x.size() / d;
+		pgkm::SplitMix64 rng(9 + d);
+		std::vector<double> w(n);
+		for (double &v : w)
+			v = (double) rng.below(5);	/* zero weights included: never drawn */
+		pgkm::ThreadPool pool(3, nullptr, nullptr);
+		std::vector<double> c((size_t) 150 * d);
+		double		pot = 0;
+		grouped_steps();
+		const int32_t found = pgkm::kmeanspp_cpu(x.data(), n, d, 150, 77, &pool, c.data(), &pot, w.data());
+		EXPECT_GT(grouped_steps(), 0) << "d " << d << ": the groups were not used";
+		const KppReference ref = reference_kmeanspp(x, d, 150, 77, w);
+		ASSERT_EQ((size_t) found, ref.rows.size()) << "d " << d;
+		for (int32_t i = 0; i < found; i++)
+			for (int32_t j = 0; j < d; j++)
+				ASSERT_EQ(c[(size_t) i * d + j], (double) x[ref.rows[i] * d + j]) << "d " << d << ", center " << i;
+		EXPECT_EQ(pot, ref.potential) << "d " << d;
+	}
 }
 
 TEST(KmeansppGroups, ExactTiesBetweenDifferentRowsGoToTheRowOrderPass)
