@@ -23,6 +23,8 @@ def main():
     if '--' not in args or len(args) < 6:
         sys.exit(__doc__)
     rounds, threads, iters = int(args[0]), int(args[1]), int(args[2])
+    if iters < 2:
+        sys.exit('engine_ab.py: ITERS must be at least 2 (the first iteration is not timed)')
     cut = args.index('--')
     shapes = args[3:cut]
     builds = [b.split('=', 1) for b in args[cut + 1:]]
@@ -37,7 +39,7 @@ def main():
                        f'{data}/n{n}_d{d}_k{k}_s7.f64']
                 o = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
                 wall = o['iter_s'][1:]
-                cpu = o.get('iter_cpu_s', o['iter_s'])[1:]
+                cpu = o.get('iter_cpu_s', [float('nan')] * len(o['iter_s']))[1:]  # older builds: wall only
                 times[label].append((1e3 * sum(wall) / len(wall), 1e3 * sum(cpu) / len(cpu)))
                 last[label] = (o['inertia'], o.get('rows_rechecked'))
         for label, _ in builds:

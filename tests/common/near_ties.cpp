@@ -56,4 +56,16 @@ near_ties(int64_t n, int32_t d, int32_t k, double offset, uint64_t seed)
 	return t;
 }
 
+std::vector<float>
+mod16_rows(int64_t n, int32_t d, uint64_t seed)
+{
+	std::mt19937_64 gen(seed);
+	std::uniform_real_distribution<float> u(0.0f, 1.0f);
+	std::vector<float> x((size_t) n * d);
+	for (int64_t i = 0; i < n; i++)
+		for (int32_t j = 0; j < d; j++)
+			x[(size_t) i * d + j] = (float) (i % 16) + u(gen);
+	return x;
+}
+
 }							/* namespace pgkm_test */

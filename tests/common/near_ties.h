@@ -25,6 +25,14 @@ struct NearTies
 
 NearTies	near_ties(int64_t n, int32_t d, int32_t k, double offset, uint64_t seed);
 
+/*
+ * n rows of d features, row i in the unit cube at i mod 16: (i mod 16) +
+ * U[0, 1) per feature (float draws). Centroids that are means of disjoint
+ * groups of a cube's rows are then nearly equidistant from its rows, so
+ * many rows stay open for the exact decision.
+ */
+std::vector<float> mod16_rows(int64_t n, int32_t d, uint64_t seed);
+
 }							/* namespace pgkm_test */
 
 #endif							/* PGKM_TEST_NEAR_TIES_H */

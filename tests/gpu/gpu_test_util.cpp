@@ -71,6 +71,20 @@ debug_decided(void *h)
 	return f ? f(h) : -1;
 }
 
+int
+debug_hamerly(void *h)
+{
+	static auto f = debug_export<int (*) (void *)>("pgkm_cuda_debug_hamerly");
+	return f ? f(h) : -1;
+}
+
+int64_t
+debug_listed(void *h)
+{
+	static auto f = debug_export<int64_t (*) (void *)>("pgkm_cuda_debug_listed");
+	return f ? f(h) : -1;
+}
+
 std::vector<int32_t>
 gpu_assign_labels(const std::vector<float> &x, int64_t n, int d, int k, const std::vector<double> &c0,
 				  const pgkm_cuda_config &cfg, std::string *path, int64_t *decided)

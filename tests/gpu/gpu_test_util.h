@@ -27,6 +27,8 @@ std::string debug_path(void *h);
 int			debug_streamed(void *h);
 int64_t		debug_kpp_rows(void *h);
 int64_t		debug_decided(void *h);	/* rows the last pass decided in fp64 */
+int			debug_hamerly(void *h);	/* 1 when iterate() prunes with Hamerly's bounds */
+int64_t		debug_listed(void *h);	/* rows the last Hamerly pass labelled against every centroid */
 
 /* A config on the default device with production switches; deterministic unless det = 0. */
 pgkm_cuda_config plugin_config(int det = 1, int64_t memory_limit = 0);

@@ -154,12 +154,7 @@ TEST(GpuPlugin, ManyOpenRowsGetTheFp64Argmin)
 	{
 		SCOPED_TRACE("d=" + std::to_string(sh.d) + " k=" + std::to_string(sh.k));
 		const int64_t n = 20000;
-		std::mt19937_64 gen(11 + sh.d);
-		std::uniform_real_distribution<float> u(0.0f, 1.0f);
-		std::vector<float> x((size_t) n * sh.d);
-		for (int64_t i = 0; i < n; i++)
-			for (int j = 0; j < sh.d; j++)
-				x[(size_t) i * sh.d + j] = (float) (i % 16) + u(gen);
+		const std::vector<float> x = pgkm_test::mod16_rows(n, sh.d, 11 + sh.d);
 		/* centroids: means of 4 disjoint row groups of each cube, nearly equidistant from its rows */
 		std::vector<double> c((size_t) sh.k * sh.d, 0.0);
 		std::vector<int> cnt(sh.k, 0);

@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <dlfcn.h>
 
 namespace
 {
@@ -62,14 +61,33 @@ expect_exact(const std::vector<float> &x, int d, const std::vector<double> &init
 	return gh;
 }
 
+/* The first k rows as centroids. */
 std::vector<double>
-rows_as_centroids(const std::vector<float> &x, int d, const std::vector<int64_t> &rows)
+first_rows(const std::vector<float> &x, int d, int k)
 {
-	std::vector<double> c;
-	for (int64_t r : rows)
+	return std::vector<double>(x.begin(), x.begin() + (size_t) k * d);
+}
+
+/* n rows on an integer grid, (7 i + 13 j) mod m: many rows at equal distances. */
+std::vector<float>
+integer_grid(int64_t n, int d, int m)
+{
+	std::vector<float> g;
+	for (int64_t i = 0; i < n; i++)
 		for (int j = 0; j < d; j++)
-			c.push_back(x[(size_t) r * d + j]);
-	return c;
+			g.push_back((float) ((i * 7 + j * 13) % m));
+	return g;
+}
+
+/* n rows, `distinct` of them distinct: row i is (i mod distinct) step + j col_step. */
+std::vector<float>
+repeated_rows(int64_t n, int d, int distinct, int step, double col_step)
+{
+	std::vector<float> x;
+	for (int64_t i = 0; i < n; i++)
+		for (int j = 0; j < d; j++)
+			x.push_back((float) ((i % distinct) * step + j * col_step));
+	return x;
 }
 
 }							/* namespace */
@@ -105,17 +123,11 @@ INSTANTIATE_TEST_SUITE_P(Paths, HamerlyNearTies, ::testing::Values(
 TEST(HamerlyGpu, TiesDuplicatesAndEdgeShapes)
 {
 	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
-	std::vector<float> g;
-	for (int i = 0; i < 6000; i++)
-		for (int j = 0; j < 3; j++)
-			g.push_back((float) ((i * 7 + j * 13) % 9));	/* 9^3 grid points, many at equal distances */
-	expect_exact(g, 3, rows_as_centroids(g, 3, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), 40, "integer grid ties");
+	const auto	g = integer_grid(6000, 3, 9);	/* 9^3 grid points */
+	expect_exact(g, 3, first_rows(g, 3, 12), 40, "integer grid ties");
 
-	std::vector<float> dup;
-	for (int i = 0; i < 5000; i++)
-		for (int j = 0; j < 8; j++)
-			dup.push_back((float) ((i % 5) * 3 + j * 0.25));	/* 5 distinct rows, 1000 copies each */
-	expect_exact(dup, 8, rows_as_centroids(dup, 8, {0, 1, 2, 3, 4, 5, 6}), 30, "duplicates, k > distinct rows");
+	const auto	dup = repeated_rows(5000, 8, 5, 3, 0.25);	/* 1000 copies each */
+	expect_exact(dup, 8, first_rows(dup, 8, 7), 30, "duplicates, k > distinct rows");
 
 	auto		line = gpu_blobs(5000, 1, 10, 31, 1.0);
 	expect_exact(line, 1, pgkm_test::pick_rows(line, 1, 10, 7), 60, "d = 1");
@@ -124,10 +136,7 @@ TEST(HamerlyGpu, TiesDuplicatesAndEdgeShapes)
 	expect_exact(b, 4, pgkm_test::pick_rows(b, 4, 1, 9), 10, "k = 1");
 
 	auto		small = gpu_blobs(64, 5, 4, 11, 1.0);
-	std::vector<int64_t> all;
-	for (int64_t i = 0; i < 64; i++)
-		all.push_back(i);
-	expect_exact(small, 5, rows_as_centroids(small, 5, all), 10, "k = n");
+	expect_exact(small, 5, first_rows(small, 5, 64), 10, "k = n");
 }
 
 /*
@@ -138,26 +147,17 @@ TEST(HamerlyGpu, TiesDuplicatesAndEdgeShapes)
 TEST(HamerlyGpu, CentredLevelEdgeShapes)
 {
 	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
-	std::vector<float> g;
-	for (int i = 0; i < 4000; i++)
-		for (int j = 0; j < 16; j++)
-			g.push_back((float) ((i * 7 + j * 13) % 5));	/* integer grid: many equal distances */
-	expect_exact(g, 16, rows_as_centroids(g, 16, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), 40, "dot, integer ties");
+	const auto	g = integer_grid(4000, 16, 5);
+	expect_exact(g, 16, first_rows(g, 16, 12), 40, "dot, integer ties");
 
-	std::vector<float> dup;
-	for (int i = 0; i < 3000; i++)
-		for (int j = 0; j < 40; j++)
-			dup.push_back((float) ((i % 4) * 2 + j * 0.5));	/* 4 distinct rows */
-	expect_exact(dup, 40, rows_as_centroids(dup, 40, {0, 1, 2, 3, 4, 5}), 30, "tiled, duplicates, k > distinct rows");
+	const auto	dup = repeated_rows(3000, 40, 4, 2, 0.5);
+	expect_exact(dup, 40, first_rows(dup, 40, 6), 30, "tiled, duplicates, k > distinct rows");
 
 	auto		b = gpu_blobs(3000, 32, 3, 13, 1.0);
 	expect_exact(b, 32, pgkm_test::pick_rows(b, 32, 1, 9), 10, "tiled, k = 1");
 
 	auto		small = gpu_blobs(70, 17, 4, 17, 1.0);
-	std::vector<int64_t> all;
-	for (int64_t i = 0; i < 70; i++)
-		all.push_back(i);
-	expect_exact(small, 17, rows_as_centroids(small, 17, all), 10, "dot, k = n");
+	expect_exact(small, 17, first_rows(small, 17, 70), 10, "dot, k = n");
 }
 
 /* Empty clusters (repaired between passes: large centroid jumps) and clusters that merge. */
@@ -224,11 +224,6 @@ TEST(HamerlyGpu, StreamedRunsLloydPasses)
 TEST(HamerlyGpu, AbiReportsPrunedPasses)
 {
 	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
-	void	   *lib = dlopen(plugin_path(), RTLD_NOW | RTLD_LOCAL);
-	auto		is_hamerly = (int (*) (void *)) dlsym(lib, "pgkm_cuda_debug_hamerly");
-	auto		listed = (int64_t (*) (void *)) dlsym(lib, "pgkm_cuda_debug_listed");
-	ASSERT_NE(is_hamerly, nullptr);
-	ASSERT_NE(listed, nullptr);
 	const int64_t n = 50000;
 	const int	d = 20, k = 32;
 	auto		x = gpu_blobs(n, d, k, 71, 0.3);
@@ -241,7 +236,7 @@ TEST(HamerlyGpu, AbiReportsPrunedPasses)
 	EXPECT_STREQ(err, "unknown GPU method 7");
 	cfg.method = PGKM_CUDA_METHOD_HAMERLY;
 	ASSERT_EQ(api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err)), 0) << err;
-	EXPECT_EQ(is_hamerly(h), 1);
+	EXPECT_EQ(debug_hamerly(h), 1);
 	ASSERT_EQ(api()->set_centroids(h, init.data(), err, sizeof(err)), 0) << err;
 	std::vector<double> c((size_t) k * d);
 	std::vector<int64_t> sizes(k);
@@ -252,13 +247,13 @@ TEST(HamerlyGpu, AbiReportsPrunedPasses)
 		EXPECT_EQ(st.method, PGKM_CUDA_METHOD_HAMERLY);
 		if (it == 0)
 		{
-			EXPECT_EQ(listed(h), n) << "first pass: every row listed";
+			EXPECT_EQ(debug_listed(h), n) << "first pass: every row listed";
 		}
-		EXPECT_EQ(st.distances, it == 0 ? n * k : n + listed(h) * (k - 1));
-		EXPECT_LE(debug_decided(h), listed(h));
+		EXPECT_EQ(st.distances, it == 0 ? n * k : n + debug_listed(h) * (k - 1));
+		EXPECT_LE(debug_decided(h), debug_listed(h));
 	}
-	EXPECT_LT(listed(h), n / 2) << "a converging run lists fewer rows than it has";
-	EXPECT_LT(debug_decided(h), listed(h) / 10 + 10) << "blobs: the float level decides nearly every listed row";
+	EXPECT_LT(debug_listed(h), n / 2) << "a converging run lists fewer rows than it has";
+	EXPECT_LT(debug_decided(h), debug_listed(h) / 10 + 10) << "blobs: the float level decides nearly every listed row";
 	api()->destroy(h);
 
 	/* near-ties at the float level's resolution go on to fp64 */

@@ -178,12 +178,7 @@ TEST(ExactLabels, ManyOpenRowsGetTheFp64Argmin)
 	for (const Shape s : {Shape {768, 64}, Shape {256, 96}})
 	{
 		const int64_t n = 3000;
-		std::mt19937_64 gen(17 + s.d);
-		std::uniform_real_distribution<float> uf(0.0f, 1.0f);
-		std::vector<float> x((size_t) n * s.d);
-		for (int64_t i = 0; i < n; i++)
-			for (int32_t j = 0; j < s.d; j++)
-				x[(size_t) i * s.d + j] = (float) (i % 16) + uf(gen);
+		const std::vector<float> x = pgkm_test::mod16_rows(n, s.d, 17 + s.d);
 		std::vector<double> c((size_t) s.k * s.d, 0.0);
 		for (int32_t ci = 0; ci < s.k; ci++)
 		{

@@ -164,13 +164,16 @@ TEST(UpdateReuse, RunWithARepair)
 			std::vector<int32_t> labels(n, -1);
 			int64_t		mv;
 			const double want = replay_pass(x, d, before.centroids, labels, &mv);
+			int			found = 0;
 			for (const pgkm_progress &p : full.progress)
 			{
 				if (p.iteration == it)
 				{
+					found++;
 					EXPECT_NEAR(p.inertia, want, 1e-12 * want) << threads << " threads, iteration " << it;
 				}
 			}
+			EXPECT_EQ(found, 1) << threads << " threads, iteration " << it << " reported once";
 		}
 	}
 }
