@@ -9,15 +9,33 @@
 namespace pgkm
 {
 
-PGKM_TARGET_CLONES_V4 void
-add_rows_in_order(const float *x, int64_t rows, int32_t d, const int32_t *labels, double *sums)
+/* D > 0 fixes d at compile time: at small d the loop's own overhead was most of a row's cost */
+template <int D>
+__attribute__((always_inline)) static inline void
+add_rows(const float *x, int64_t rows, int32_t dd, const int32_t *labels, double *sums)
 {
+	const int32_t d = D > 0 ? D : dd;
 	for (int64_t i = 0; i < rows; i++)
 	{
 		const float *xi = x + i * d;
 		double	   *__restrict sr = sums + (int64_t) labels[i] * d;
 		for (int32_t j = 0; j < d; j++)
 			sr[j] += (double) xi[j];
+	}
+}
+
+PGKM_TARGET_CLONES_V4 void
+add_rows_in_order(const float *x, int64_t rows, int32_t d, const int32_t *labels, double *sums)
+{
+	switch (d)
+	{
+		case 1: add_rows<1>(x, rows, d, labels, sums); break;
+		case 2: add_rows<2>(x, rows, d, labels, sums); break;
+		case 3: add_rows<3>(x, rows, d, labels, sums); break;
+		case 4: add_rows<4>(x, rows, d, labels, sums); break;
+		case 8: add_rows<8>(x, rows, d, labels, sums); break;
+		case 16: add_rows<16>(x, rows, d, labels, sums); break;
+		default: add_rows<0>(x, rows, d, labels, sums); break;
 	}
 }
 

@@ -94,7 +94,7 @@ public:
 		sums_.assign((size_t) k * d, 0.0);
 		chunk_inertia_.assign(nchunks_, 0.0);
 		sizes_stride_ = (k + 15) / 16 * 16 + 16;	/* 128-byte lines apart, whatever the alignment */
-		worker_sizes_.assign((size_t) pool->size() * sizes_stride_, 0);
+		worker_sizes_.assign((size_t) pool->size() * BANKS * sizes_stride_, 0);
 		worker_moved_.assign((size_t) pool->size() * 16, 0);
 		worker_nearest_.resize(pool->size());
 		worker_dist_.resize(pool->size());
@@ -151,7 +151,7 @@ private:
 	std::vector<double> cent_;		/* current centroids, fp64 */
 	std::vector<double> sums_;		/* centroid sums, fp64 */
 	std::vector<double> chunk_inertia_;
-	std::vector<int64_t> worker_sizes_;	/* worker w's at w * sizes_stride_ */
+	std::vector<int64_t> worker_sizes_;	/* worker w's BANKS banks from w * BANKS * sizes_stride_ */
 	int64_t		sizes_stride_;	/* kmax_ padded: workers' counts never share a cache line */
 	std::vector<int64_t> worker_moved_;
 	std::vector<std::vector<int32_t>> worker_nearest_;	/* a chunk's labels */
@@ -180,6 +180,7 @@ private:
 	std::vector<uint8_t> dirty_;
 	bool		dists_valid_ = false, sums_valid_ = false;
 	bool		keep_dists_ = false;	/* the running pass may keep row_dist_ */
+	bool		all_stale_ = false;	/* every centroid moved: no row keeps its distance */
 	/*
 	 * Whether the next pass keeps the clean clusters' sums: only when the
 	 * last pass left at most a quarter of the rows in dirty clusters. Else
@@ -218,7 +219,7 @@ CpuDevice::row_distances(int64_t r0, int64_t r1, int w, const int32_t *labels, c
 	const RowDistanceRun run = current_row_distance_kernel();
 	const int32_t d = d_;
 	const int64_t m = r1 - r0;
-	if (!keep_dists_)
+	if (!keep_dists_ || all_stale_)
 	{
 		run(x_ + r0 * d, m, d, cent_.data(), best, dist);
 		return;
@@ -272,7 +273,7 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool 
 						bool reuse)
 {
 	const int32_t d = d_;
-	int64_t    *sizes = worker_sizes_.data() + (size_t) w * sizes_stride_;
+	int64_t    *sizes = worker_sizes_.data() + (size_t) w * BANKS * sizes_stride_;
 	const double *cent = cent_.data();
 	const int64_t r0 = ch * chunk_rows_, r1 = std::min(n_, r0 + chunk_rows_);
 	std::vector<int32_t> &nearest = worker_nearest_[w];
@@ -297,23 +298,31 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool 
 	double		acc[BANKS] = {};
 	int64_t		mv = 0;
 	uint8_t    *dirty = worker_dirty_.data() + (size_t) w * kmax_;
-	for (int64_t i = r0; i < r1; i++)
-	{
-		const int32_t bi = best[i - r0];
-		acc[(i - r0) % BANKS] += dist[i - r0];
-		if (labels[i] != bi)
+	const int64_t m = r1 - r0;
+	int32_t    *lab = labels + r0;
+	/* a change of label is rare after the first passes: one test per BANKS rows */
+	const auto	row = [&](int64_t i, int b) {
+		const int32_t bi = best[i];
+		acc[b] += dist[i];
+		if (lab[i] != bi)
 		{
 			mv++;
 			if (reuse)
 			{
-				if ((uint32_t) labels[i] < (uint32_t) kmax_)
-					dirty[labels[i]] = 1;
+				if ((uint32_t) lab[i] < (uint32_t) kmax_)
+					dirty[lab[i]] = 1;
 				dirty[bi] = 1;
 			}
+			lab[i] = bi;
 		}
-		labels[i] = bi;
-		sizes[bi]++;
-	}
+		sizes[(size_t) b * sizes_stride_ + bi]++;	/* a bank per row residue: no chain through memory */
+	};
+	int64_t		i = 0;
+	for (; i + BANKS <= m; i += BANKS)
+		for (int b = 0; b < BANKS; b++)
+			row(i + b, b);
+	for (int b = 0; i < m; i++, b++)
+		row(i, b);
 	chunk_inertia_[ch] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
 	worker_moved_[(size_t) w * 16] += mv;
 	if (add_sums)
@@ -383,8 +392,8 @@ CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *i
 	for (int32_t c = 0; c < k; c++)
 	{
 		int64_t		s = 0;
-		for (int w = 0; w < pool_->size(); w++)
-			s += worker_sizes_[(size_t) w * sizes_stride_ + c];
+		for (int64_t wb = 0; wb < (int64_t) pool_->size() * BANKS; wb++)
+			s += worker_sizes_[(size_t) wb * sizes_stride_ + c];
 		sizes[c] = s;
 	}
 }
@@ -484,6 +493,7 @@ CpuDevice::iterate(IterStats *st, double *centroids, int64_t *sizes)
 	sums_valid_ = false;
 	sums_ready_ = !sums_kept && fused_sums(pool_->size(), k_);
 	keep_dists_ = dists_valid_;
+	all_stale_ = std::find(stale_.begin(), stale_.begin() + k_, 0) == stale_.begin() + k_;
 	dists_valid_ = false;
 	assign_pass(labels_.data(), nullptr, sizes, &inertia, &moved, sums_ready_, true);
 	dists_valid_ = true;

@@ -83,17 +83,61 @@ square_diff(__m256 x, __m512d c)
 	return _mm512_mul_pd(t, t);
 }
 
+/*
+ * Below 8 features: 8 rows in the lanes of one vector, feature j of each
+ * gathered (the row's float and its centroid's fp64 value), so the sum runs
+ * lane by lane with no transpose; rows past a block of 8 go one at a time.
+ */
+template <int D>
+static void
+small_rows(const float *x, int64_t rows, int32_t dd, const double *centroids,
+		   const int32_t *labels, double *out)
+{
+	const int32_t d = D > 0 ? D : dd;
+	const __m256i xoff = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(d));
+	int64_t		i0 = 0;
+	for (; i0 + 8 <= rows; i0 += 8)
+	{
+		const __m256i coff = _mm256_mullo_epi32(_mm256_loadu_si256((const __m256i *) (labels + i0)),
+												_mm256_set1_epi32(d));
+		const float *xb = x + i0 * d;
+		__m512d		s = _mm512_setzero_pd();
+		for (int32_t j = 0; j < d; j++)
+		{
+			const __m512d xv = _mm512_cvtps_pd(_mm256_i32gather_ps(xb + j, xoff, 4));
+			const __m512d t = _mm512_sub_pd(xv, _mm512_i32gather_pd(coff, centroids + j, 8));
+			s = _mm512_add_pd(s, _mm512_mul_pd(t, t));
+		}
+		_mm512_storeu_pd(out + i0, s);
+	}
+	for (; i0 < rows; i0++)
+	{
+		const float *xr = x + i0 * d;
+		const double *cr = centroids + (size_t) labels[i0] * d;
+		double		s = 0;
+		for (int32_t j = 0; j < d; j++)
+		{
+			const double t = (double) xr[j] - cr[j];
+			s += t * t;
+		}
+		out[i0] = s;
+	}
+}
+
 }							/* namespace */
 
 void
 row_distance_avx512(const float *x, int64_t rows, int32_t d, const double *centroids,
 					const int32_t *labels, double *out)
 {
-	if (d < 8)
+	switch (d)
 	{
-		/* measured: below 8 features the 8 x 8 transposes cost more than the 4 x 4 ones */
-		row_distance_avx2(x, rows, d, centroids, labels, out);
-		return;
+		case 1: small_rows<1>(x, rows, d, centroids, labels, out); return;
+		case 2: small_rows<2>(x, rows, d, centroids, labels, out); return;
+		case 3: small_rows<3>(x, rows, d, centroids, labels, out); return;
+		case 4: small_rows<4>(x, rows, d, centroids, labels, out); return;
+		case 5: case 6: case 7: small_rows<0>(x, rows, d, centroids, labels, out); return;
+		default: break;
 	}
 	const int32_t d8 = d & ~7, rem = d & 7;
 	const __mmask8 mask = (__mmask8) ((1u << rem) - 1);
