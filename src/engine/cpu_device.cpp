@@ -219,7 +219,8 @@ CpuDevice::row_distances(int64_t r0, int64_t r1, int w, const int32_t *labels, c
 	const RowDistanceRun run = current_row_distance_kernel();
 	const int32_t d = d_;
 	const int64_t m = r1 - r0;
-	if (!keep_dists_ || all_stale_)
+	/* below 8 features (rows in lanes, row_distance.h) computing a row costs less than finding it */
+	if (!keep_dists_ || all_stale_ || d < 8)
 	{
 		run(x_ + r0 * d, m, d, cent_.data(), best, dist);
 		return;

@@ -58,12 +58,22 @@ pgkm_internal_set_gemm_min_d(int32_t d)
 }
 
 /*
- * Rows per block of the direct kernel: one lane per row (4 AVX2 vectors), so
+ * Rows per block of the direct kernel: one lane per row (2 vectors of 16), so
  * the argmin over centroids is a lane-wise compare + blend with no padding of
- * k and no horizontal reduction.
+ * k and no horizontal reduction. The 16-lane vectors are one AVX-512
+ * register each, two AVX2 ones or four SSE ones (the same floats).
  */
 static constexpr int32_t DIRECT_RB = 32;
-static constexpr int DIRECT_NV = DIRECT_RB / 8;
+static constexpr int DIRECT_W = 16;
+static constexpr int DIRECT_NV = DIRECT_RB / DIRECT_W;
+typedef float vf16 __attribute__((vector_size(64)));
+typedef int32_t vi16 __attribute__((vector_size(64)));
+#define splat16(s) __builtin_shuffle(vf16 {(s)}, vi16 {})
+#if defined(__x86_64__)
+#define PGKM_TARGET_CLONES_DIRECT __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define PGKM_TARGET_CLONES_DIRECT
+#endif
 
 /*
  * DirectFormBound::limit in float for the kernel's lanes: a row is decided
@@ -89,10 +99,12 @@ struct DirectTest
  * Direct argmin of a block of DIRECT_RB rows held transposed in xt (d x RB):
  * for every centroid c in order, sum (x - c)^2 over features in order (the
  * same float for each distance as the scalar loop, which the GPU plugin's
- * direct path reproduces), then keep it where strictly smaller, so ties go to
- * the lowest index. The runner-up value is kept alongside, and a lane is
- * flagged undecided (nonzero) unless the runner-up is provably worse (test).
- * D > 0 fixes d at compile time (unrolled), D = 0 is any d.
+ * direct path reproduces; the first square is the sum's start, as 0 + t^2 is
+ * t^2), then keep it where strictly smaller, so ties go to the lowest index.
+ * The runner-up value is kept alongside, and a lane is flagged undecided
+ * (nonzero) unless the runner-up is provably worse (test). D > 0 fixes d at
+ * compile time (unrolled), D = 0 is any d. The file is compiled without FMA
+ * contraction, so every clone gives the same floats.
  */
 template <int D>
 __attribute__((always_inline)) static inline void
@@ -100,34 +112,34 @@ direct_block(const float *xt, int32_t dd, const float *cent, int32_t k, const Di
 			 int32_t *bi, int32_t *undecided)
 {
 	const int32_t d = D > 0 ? D : dd;
-	vf8			best[DIRECT_NV], second[DIRECT_NV];
-	vi8			idx[DIRECT_NV];
+	vf16		best[DIRECT_NV], second[DIRECT_NV];
+	vi16		idx[DIRECT_NV];
 	for (int v = 0; v < DIRECT_NV; v++)
 	{
-		best[v] = vf8 {} + std::numeric_limits<float>::infinity();
+		best[v] = vf16 {} + std::numeric_limits<float>::infinity();
 		second[v] = best[v];
-		idx[v] = vi8 {};
+		idx[v] = vi16 {};
 	}
 	for (int32_t c = 0; c < k; c++)
 	{
 		const float *cr = cent + (size_t) c * d;
-		vf8			acc[DIRECT_NV] = {};
+		vf16		acc[DIRECT_NV] = {};
 		for (int32_t j = 0; j < d; j++)
 		{
-			const vf8	cj = splat(cr[j]);
+			const vf16	cj = splat16(cr[j]);
 			for (int v = 0; v < DIRECT_NV; v++)
 			{
-				vf8			xv;
-				memcpy(&xv, xt + (size_t) j * DIRECT_RB + v * 8, sizeof(xv));
-				vf8			t = xv - cj;
-				acc[v] += t * t;
+				vf16		xv;
+				memcpy(&xv, xt + (size_t) j * DIRECT_RB + v * DIRECT_W, sizeof(xv));
+				const vf16	t = xv - cj;
+				acc[v] = j == 0 ? t * t : acc[v] + t * t;
 			}
 		}
-		const vi8	cv = vi8 {} + c;
+		const vi16	cv = vi16 {} + c;
 		for (int v = 0; v < DIRECT_NV; v++)
 		{
-			const vi8	lt = acc[v] < best[v];
-			const vf8	other = lt ? best[v] : acc[v];	/* the one not kept as best */
+			const vi16	lt = acc[v] < best[v];
+			const vf16	other = lt ? best[v] : acc[v];	/* the one not kept as best */
 			second[v] = other < second[v] ? other : second[v];
 			best[v] = lt ? acc[v] : best[v];
 			idx[v] = lt ? cv : idx[v];
@@ -136,11 +148,44 @@ direct_block(const float *xt, int32_t dd, const float *cent, int32_t k, const Di
 	memcpy(bi, idx, sizeof(idx));
 	for (int v = 0; v < DIRECT_NV; v++)
 	{
-		const vi8	clear = (second[v] > splat(test.a1) * best[v] + splat(test.b0)) &
-			(best[v] <= splat(test.best_max));
-		const vi8	undec = ~clear;
-		memcpy(undecided + v * 8, &undec, sizeof(undec));
+		const vi16	clear = (second[v] > splat16(test.a1) * best[v] + splat16(test.b0)) &
+			(best[v] <= splat16(test.best_max));
+		const vi16	undec = ~clear;
+		memcpy(undecided + v * DIRECT_W, &undec, sizeof(undec));
 	}
+}
+
+/* All blocks of rows with d = D (0: any d), each transposed into xt, then its argmin. */
+template <int D>
+__attribute__((always_inline)) static inline int64_t
+direct_rows(const float *x, int64_t rows, int32_t dd, const float *cent, int32_t k,
+			const DirectTest &test, float *xt, int32_t *out, int64_t *undecided)
+{
+	const int32_t d = D > 0 ? D : dd;
+	alignas(64) int32_t bi[DIRECT_RB], und[DIRECT_RB];
+	int64_t		nund = 0;
+	for (int64_t i = 0; i < rows; i += DIRECT_RB)
+	{
+		const int64_t nr = std::min<int64_t>(DIRECT_RB, rows - i);
+		if (nr == DIRECT_RB)
+			for (int r = 0; r < DIRECT_RB; r++)
+				for (int32_t j = 0; j < d; j++)
+					xt[(size_t) j * DIRECT_RB + r] = x[(i + r) * d + j];
+		else
+			for (int r = 0; r < DIRECT_RB; r++)
+				for (int32_t j = 0; j < d; j++)
+					xt[(size_t) j * DIRECT_RB + r] = x[(i + std::min<int64_t>(r, nr - 1)) * d + j];
+		direct_block<D>(xt, d, cent, k, test, bi, und);
+		memcpy(out + i, bi, sizeof(int32_t) * nr);
+		int32_t		any = 0;
+		for (int r = 0; r < DIRECT_RB; r++)
+			any |= und[r];
+		if (any)
+			for (int64_t r = 0; r < nr; r++)
+				if (und[r])
+					undecided[nund++] = i + r;
+	}
+	return nund;
 }
 
 /*
@@ -148,40 +193,20 @@ direct_block(const float *xt, int32_t dd, const float *cent, int32_t k, const Di
  * padded); xt is scratch of d * DIRECT_RB floats. Writes each row's argmin
  * and the rows the float argmin cannot decide (their count is returned).
  * Rows past the end of a partial block repeat the last row. Compiled for
- * AVX2 and a baseline, picked at load time; neither contracts to FMA, so
- * both give the same floats.
+ * AVX-512, AVX2 and a baseline, picked at load time.
  */
-PGKM_TARGET_CLONES static int64_t
+PGKM_TARGET_CLONES_DIRECT static int64_t
 direct_argmin(const float *x, int64_t rows, int32_t d, const float *cent, int32_t k,
 			  const DirectTest &test, float *xt, int32_t *out, int64_t *undecided)
 {
-	int32_t		bi[DIRECT_RB], und[DIRECT_RB];
-	int64_t		nund = 0;
-	for (int64_t i = 0; i < rows; i += DIRECT_RB)
+	switch (d)
 	{
-		const int64_t nr = std::min<int64_t>(DIRECT_RB, rows - i);
-		for (int r = 0; r < DIRECT_RB; r++)
-		{
-			const float *xr = x + (i + std::min<int64_t>(r, nr - 1)) * d;
-			for (int32_t j = 0; j < d; j++)
-				xt[(size_t) j * DIRECT_RB + r] = xr[j];
-		}
-		switch (d)
-		{
-			case 1: direct_block<1>(xt, d, cent, k, test, bi, und); break;
-			case 2: direct_block<2>(xt, d, cent, k, test, bi, und); break;
-			case 3: direct_block<3>(xt, d, cent, k, test, bi, und); break;
-			case 4: direct_block<4>(xt, d, cent, k, test, bi, und); break;
-			default: direct_block<0>(xt, d, cent, k, test, bi, und); break;
-		}
-		for (int64_t r = 0; r < nr; r++)
-		{
-			out[i + r] = bi[r];
-			if (und[r])
-				undecided[nund++] = i + r;
-		}
+		case 1: return direct_rows<1>(x, rows, d, cent, k, test, xt, out, undecided);
+		case 2: return direct_rows<2>(x, rows, d, cent, k, test, xt, out, undecided);
+		case 3: return direct_rows<3>(x, rows, d, cent, k, test, xt, out, undecided);
+		case 4: return direct_rows<4>(x, rows, d, cent, k, test, xt, out, undecided);
+		default: return direct_rows<0>(x, rows, d, cent, k, test, xt, out, undecided);
 	}
-	return nund;
 }
 
 /* Exact labels on (1, default) or the float argmin only (0): a test hook. */

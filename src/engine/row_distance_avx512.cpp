@@ -20,7 +20,7 @@ namespace pgkm
 namespace
 {
 
-constexpr int GROUPS = 2;
+constexpr int GROUPS = 4;
 constexpr int ROWS = 8 * GROUPS;
 
 /* s[lane b] += q[b][f] for f < NF in order: the 8 x 8 squares transposed to rows in lanes. */
