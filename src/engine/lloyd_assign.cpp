@@ -146,11 +146,12 @@ direct_block(const float *xt, int32_t dd, const float *cent, int32_t k, const Di
 		}
 	}
 	memcpy(bi, idx, sizeof(idx));
+	const vf16	inf = vf16 {} + std::numeric_limits<float>::infinity();
 	for (int v = 0; v < DIRECT_NV; v++)
 	{
-		const vi16	clear = (second[v] > splat16(test.a1) * best[v] + splat16(test.b0)) &
-			(best[v] <= splat16(test.best_max));
-		const vi16	undec = ~clear;
+		/* decided: second > a1 * best + b0 and best <= best_max (one compare: GCC scalarised the & of two) */
+		const vf16	lim = best[v] <= splat16(test.best_max) ? splat16(test.a1) * best[v] + splat16(test.b0) : inf;
+		const vi16	undec = ~(second[v] > lim);
 		memcpy(undecided + v * DIRECT_W, &undec, sizeof(undec));
 	}
 }
