@@ -85,27 +85,55 @@ square_diff(__m256 x, __m512d c)
 
 /*
  * Below 8 features: 8 rows in the lanes of one vector, feature j of each
- * gathered (the row's float and its centroid's fp64 value), so the sum runs
- * lane by lane with no transpose; rows past a block of 8 go one at a time.
+ * taken from the rows' floats (permuted out of the block's 8 d floats, or
+ * gathered above 4 features) and from its centroid (permuted out of two
+ * registers when k d <= 16, else gathered), so the sum runs lane by lane
+ * with no transpose; the last rows past a block of 8 go one at a time.
  */
 template <int D>
 static void
-small_rows(const float *x, int64_t rows, int32_t dd, const double *centroids,
+small_rows(const float *x, int64_t rows, int32_t dd, const double *centroids, int32_t kd,
 		   const int32_t *labels, double *out)
 {
 	const int32_t d = D > 0 ? D : dd;
-	const __m256i xoff = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(d));
+	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	const __m256i xoff = _mm256_mullo_epi32(lane, _mm256_set1_epi32(d));
+	const bool	cent_in_regs = kd <= 16;
+	__m512d		c0 = _mm512_setzero_pd(), c1 = _mm512_setzero_pd();
+	if (cent_in_regs)
+	{
+		c0 = _mm512_maskz_loadu_pd((__mmask8) ((1u << std::min(kd, 8)) - 1), centroids);
+		if (kd > 8)
+			c1 = _mm512_maskz_loadu_pd((__mmask8) ((1u << (kd - 8)) - 1), centroids + 8);
+	}
 	int64_t		i0 = 0;
 	for (; i0 + 8 <= rows; i0 += 8)
 	{
 		const __m256i coff = _mm256_mullo_epi32(_mm256_loadu_si256((const __m256i *) (labels + i0)),
 												_mm256_set1_epi32(d));
 		const float *xb = x + i0 * d;
+		__m512		xlo = _mm512_setzero_ps(), xhi = _mm512_setzero_ps();
+		if (D > 0 && D <= 4)
+		{
+			/* the block's 8 D floats, never a float past them */
+			xlo = D == 1 ? _mm512_maskz_loadu_ps(0xff, xb) : _mm512_loadu_ps(xb);
+			if (D == 3)
+				xhi = _mm512_maskz_loadu_ps(0xff, xb + 16);
+			if (D == 4)
+				xhi = _mm512_loadu_ps(xb + 16);
+		}
 		__m512d		s = _mm512_setzero_pd();
 		for (int32_t j = 0; j < d; j++)
 		{
-			const __m512d xv = _mm512_cvtps_pd(_mm256_i32gather_ps(xb + j, xoff, 4));
-			const __m512d t = _mm512_sub_pd(xv, _mm512_i32gather_pd(coff, centroids + j, 8));
+			const __m256i xi = _mm256_add_epi32(xoff, _mm256_set1_epi32(j));
+			const __m256 xf = D > 0 && D <= 4
+				? _mm512_castps512_ps256(_mm512_permutex2var_ps(xlo, _mm512_castsi256_si512(xi), xhi))
+				: _mm256_i32gather_ps(xb, xi, 4);
+			const __m256i ci = _mm256_add_epi32(coff, _mm256_set1_epi32(j));
+			const __m512d cv = cent_in_regs
+				? _mm512_permutex2var_pd(c0, _mm512_cvtepi32_epi64(ci), c1)
+				: _mm512_i32gather_pd(ci, centroids, 8);
+			const __m512d t = _mm512_sub_pd(_mm512_cvtps_pd(xf), cv);
 			s = _mm512_add_pd(s, _mm512_mul_pd(t, t));
 		}
 		_mm512_storeu_pd(out + i0, s);
@@ -130,14 +158,21 @@ void
 row_distance_avx512(const float *x, int64_t rows, int32_t d, const double *centroids,
 					const int32_t *labels, double *out)
 {
-	switch (d)
+	if (d < 8)
 	{
-		case 1: small_rows<1>(x, rows, d, centroids, labels, out); return;
-		case 2: small_rows<2>(x, rows, d, centroids, labels, out); return;
-		case 3: small_rows<3>(x, rows, d, centroids, labels, out); return;
-		case 4: small_rows<4>(x, rows, d, centroids, labels, out); return;
-		case 5: case 6: case 7: small_rows<0>(x, rows, d, centroids, labels, out); return;
-		default: break;
+		/* the centroids these rows read: k d floats for the permutes, never read past */
+		int32_t		top = 0;
+		for (int64_t i = 0; i < rows; i++)
+			top = std::max(top, labels[i]);
+		const int32_t kd = (top + 1) * d;
+		switch (d)
+		{
+			case 1: small_rows<1>(x, rows, d, centroids, kd, labels, out); return;
+			case 2: small_rows<2>(x, rows, d, centroids, kd, labels, out); return;
+			case 3: small_rows<3>(x, rows, d, centroids, kd, labels, out); return;
+			case 4: small_rows<4>(x, rows, d, centroids, kd, labels, out); return;
+			default: small_rows<0>(x, rows, d, centroids, kd, labels, out); return;
+		}
 	}
 	const int32_t d8 = d & ~7, rem = d & 7;
 	const __mmask8 mask = (__mmask8) ((1u << rem) - 1);

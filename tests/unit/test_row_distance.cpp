@@ -48,11 +48,11 @@ extreme_float(std::mt19937_64 &g)
 }
 
 Data
-make_data(int64_t n, int32_t d, Values v, uint64_t seed)
+make_data(int64_t n, int32_t d, Values v, uint64_t seed, int32_t k = 5)
 {
 	std::mt19937_64 g(seed);
 	std::normal_distribution<double> nd(0.0, 3.0);
-	Data		p{n, d, 5, {}, {}, {}};
+	Data		p{n, d, k, {}, {}, {}};
 	p.x.resize((size_t) n * d);
 	p.c.resize((size_t) p.k * d);
 	for (float &t : p.x)
@@ -109,6 +109,41 @@ TEST(RowDistance, EqualsSqdistExactBitForBitOnEverySet)
 					}
 					ASSERT_EQ(out[n], -7.0) << "wrote past the last row";
 				}
+	EXPECT_GT(checked, 0);
+}
+
+/*
+ * Below 8 features the AVX-512 kernel takes rows in lanes: the rows' floats
+ * permuted out of the block (d <= 4) or gathered, the centroids permuted out
+ * of two registers (k d <= 16) or gathered. Every d below 8 with k on both
+ * sides of 16 / d, full blocks of 8 and every tail; centroids exactly k x d
+ * (the permutes never read past them).
+ */
+TEST(RowDistance, SmallDimensionsEveryCentroidLayout)
+{
+	int			checked = 0;
+	for (Isa isa : runnable_isas())
+		for (Values v : {Values::Offset, Values::Extreme})
+			for (int32_t d = 1; d < 8; d++)
+				for (int32_t k : {1, 2, 16 / d, 16 / d + 1, 40})
+					for (int64_t n : {7, 8, 9, 16, 23, 67})
+					{
+						SCOPED_TRACE("isa " + std::to_string((int) isa) + " d=" + std::to_string(d) +
+									 " k=" + std::to_string(k) + " n=" + std::to_string(n));
+						const Data	p = make_data(n, d, v, 7000 * d + 31 * k + n, k);
+						std::vector<double> out(n + 1, -7.0);
+						row_distance_kernel(isa) (p.x.data(), n, d, p.c.data(), p.labels.data(),
+												  out.data());
+						for (int64_t i = 0; i < n; i++)
+						{
+							const double want = sqdist_exact(&p.x[(size_t) i * d],
+															 &p.c[(size_t) p.labels[i] * d], d);
+							ASSERT_EQ(0, std::memcmp(&want, &out[i], sizeof(double)))
+								<< "row " << i << ": " << out[i] << " vs " << want;
+							checked++;
+						}
+						ASSERT_EQ(out[n], -7.0) << "wrote past the last row";
+					}
 	EXPECT_GT(checked, 0);
 }
 
