@@ -33,27 +33,7 @@ add_rows_in_order(const float *x, int64_t rows, int32_t d, const int32_t *labels
 		case 2: add_rows<2>(x, rows, d, labels, sums); break;
 		case 3: add_rows<3>(x, rows, d, labels, sums); break;
 		case 4: add_rows<4>(x, rows, d, labels, sums); break;
-		case 8: add_rows<8>(x, rows, d, labels, sums); break;
-		case 16: add_rows<16>(x, rows, d, labels, sums); break;
-		case 32: add_rows<32>(x, rows, d, labels, sums); break;
 		default: add_rows<0>(x, rows, d, labels, sums); break;
-	}
-}
-
-template <int D>
-__attribute__((always_inline)) static inline void
-add_listed(const float *x, int32_t dd, int32_t j0, int32_t j1, const int32_t *rows, int32_t m,
-		   const int32_t *labels, double *sums)
-{
-	const int32_t d = D > 0 ? D : dd;
-	if (D > 0)
-		j0 = 0, j1 = D;
-	for (int32_t t = 0; t < m; t++)
-	{
-		const float *xi = x + (int64_t) rows[t] * d;
-		double	   *__restrict sr = sums + (int64_t) labels[rows[t]] * d;
-		for (int32_t j = j0; j < j1; j++)
-			sr[j] += (double) xi[j];
 	}
 }
 
@@ -61,14 +41,12 @@ PGKM_TARGET_CLONES_V4 void
 add_listed_rows(const float *x, int32_t d, int32_t j0, int32_t j1, const int32_t *rows, int32_t m,
 				const int32_t *labels, double *sums)
 {
-	switch (j0 == 0 && j1 == d ? d : 0)
+	for (int32_t t = 0; t < m; t++)
 	{
-		case 2: add_listed<2>(x, d, j0, j1, rows, m, labels, sums); break;
-		case 4: add_listed<4>(x, d, j0, j1, rows, m, labels, sums); break;
-		case 8: add_listed<8>(x, d, j0, j1, rows, m, labels, sums); break;
-		case 16: add_listed<16>(x, d, j0, j1, rows, m, labels, sums); break;
-		case 32: add_listed<32>(x, d, j0, j1, rows, m, labels, sums); break;
-		default: add_listed<0>(x, d, j0, j1, rows, m, labels, sums); break;
+		const float *xi = x + (int64_t) rows[t] * d;
+		double	   *__restrict sr = sums + (int64_t) labels[rows[t]] * d;
+		for (int32_t j = j0; j < j1; j++)
+			sr[j] += (double) xi[j];
 	}
 }
 

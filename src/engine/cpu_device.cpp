@@ -133,8 +133,8 @@ private:
 							int64_t *moved, bool add_sums = false, bool reuse = false);
 	void		assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool add_sums,
 							 bool reuse);
-	void		row_distances(int64_t r0, int64_t r1, int w, const int32_t *labels,
-							  const int32_t *best, double *dist);
+	void		listed_distances(int64_t r0, int w, const int32_t *ids, int64_t cnt,
+								 const int32_t *best, double *dist);
 	void		add_ready_chunks(const int32_t *labels);
 	void		update_centroids(const int64_t *sizes, double *centroids, bool only_dirty);
 
@@ -156,7 +156,7 @@ private:
 	std::vector<int64_t> worker_moved_;
 	std::vector<std::vector<int32_t>> worker_nearest_;	/* a chunk's labels */
 	std::vector<std::vector<double>> worker_dist_;	/* a chunk's distances when dist2 is null */
-	/* row_distances: a chunk's rows to compute, gathered with their labels */
+	/* listed_distances: a chunk's rows to compute, gathered with their labels */
 	std::vector<std::vector<int32_t>> worker_ids_, worker_gathered_labels_;
 	std::vector<std::vector<float>> worker_rows_;
 	AssignCounts counts_;		/* of the last pass */
@@ -206,40 +206,17 @@ CpuDevice::set_centroids(const double *centroids, int32_t k)
 }
 
 /*
- * dist[i - r0] for rows r0..r1-1 (labels: before the pass, best: now):
- * kept where the label and its centroid did not change; the other rows are
- * gathered (worker w's scratch, at most GATHER_FLOATS floats at a time) and
- * computed together, since the kernel works on blocks of consecutive rows.
+ * dist[ids[t]] for the chunk's rows r0 + ids[t], t < cnt (best: their
+ * labels, indexed like dist): gathered (worker w's scratch, at most
+ * GATHER_FLOATS floats at a time) and computed together, since the kernel
+ * works on blocks of consecutive rows.
  */
-
 void
-CpuDevice::row_distances(int64_t r0, int64_t r1, int w, const int32_t *labels, const int32_t *best,
-						 double *dist)
+CpuDevice::listed_distances(int64_t r0, int w, const int32_t *ids, int64_t cnt, const int32_t *best,
+							double *dist)
 {
 	const RowDistanceRun run = current_row_distance_kernel();
 	const int32_t d = d_;
-	const int64_t m = r1 - r0;
-	/* below 8 features (rows in lanes, row_distance.h) computing a row costs less than finding it */
-	if (!keep_dists_ || all_stale_ || d < 8)
-	{
-		run(x_ + r0 * d, m, d, cent_.data(), best, dist);
-		return;
-	}
-	std::vector<int32_t> &ids = worker_ids_[w];
-	ids.resize(m);
-	int64_t		cnt = 0;
-	for (int64_t i = 0; i < m; i++)
-	{
-		ids[cnt] = (int32_t) i;
-		cnt += (labels[r0 + i] != best[i]) | stale_[best[i]];
-	}
-	/* gathering most of a chunk costs more than computing it whole (same bits either way) */
-	if (cnt * 2 > m)
-	{
-		run(x_ + r0 * d, m, d, cent_.data(), best, dist);
-		return;
-	}
-	ids.resize(cnt);
 	const int64_t batch = std::max<int64_t>(1, GATHER_FLOATS / d);
 	std::vector<float> &xs = worker_rows_[w];
 	std::vector<int32_t> &lab = worker_gathered_labels_[w];
@@ -247,9 +224,9 @@ CpuDevice::row_distances(int64_t r0, int64_t r1, int w, const int32_t *labels, c
 	xs.resize((size_t) batch * d);
 	lab.resize(batch);
 	out.resize(batch);
-	for (int64_t t0 = 0; t0 < (int64_t) ids.size(); t0 += batch)
+	for (int64_t t0 = 0; t0 < cnt; t0 += batch)
 	{
-		const int64_t g = std::min<int64_t>(batch, (int64_t) ids.size() - t0);
+		const int64_t g = std::min<int64_t>(batch, cnt - t0);
 		for (int64_t t = 0; t < g; t++)
 		{
 			const int64_t i = ids[t0 + t];
@@ -262,12 +239,37 @@ CpuDevice::row_distances(int64_t r0, int64_t r1, int w, const int32_t *labels, c
 	}
 }
 
+/* Row i of dist[0..m) into bank i mod BANKS, in row order, the banks then combined in a fixed order. */
+static double
+banked_sum(const double *dist, int64_t m)
+{
+	static_assert(BANKS == 4, "four accumulators");
+	double		a0 = 0, a1 = 0, a2 = 0, a3 = 0;	/* named: an array of them stayed in memory */
+	int64_t		i = 0;
+	for (; i + BANKS <= m; i += BANKS)
+	{
+		a0 += dist[i];
+		a1 += dist[i + 1];
+		a2 += dist[i + 2];
+		a3 += dist[i + 3];
+	}
+	if (i < m)
+		a0 += dist[i];
+	if (i + 1 < m)
+		a1 += dist[i + 1];
+	if (i + 2 < m)
+		a2 += dist[i + 2];
+	return (a0 + a1) + (a2 + a3);
+}
+
 /*
- * One chunk: the method's labels, then per row the exact fp64 distance
- * (row_distance.h), sizes and moved rows. The chunk's inertia adds the rows
- * into BANKS accumulators by row index, combined in a fixed order. With
- * add_sums the chunk's rows are then added to the centroid sums (with one
- * worker at once, while they are still in cache; see add_ready_chunks).
+ * One chunk: the method's labels; per row the moved rows, the clusters a
+ * row joined or left, the sizes (counted in BANKS banks by row: no chain
+ * through memory) and, when the pass may keep last pass's distances, the
+ * rows whose label or centroid changed; then each row's exact fp64 distance
+ * (row_distance.h), kept or computed, and the chunk's inertia (banked_sum).
+ * With add_sums the chunk's rows are then added to the centroid sums (with
+ * one worker at once, while they are still in cache; see add_ready_chunks).
  */
 void
 CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool add_sums,
@@ -275,36 +277,38 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool 
 {
 	const int32_t d = d_;
 	int64_t    *sizes = worker_sizes_.data() + (size_t) w * BANKS * sizes_stride_;
-	const double *cent = cent_.data();
 	const int64_t r0 = ch * chunk_rows_, r1 = std::min(n_, r0 + chunk_rows_);
+	const int64_t m = r1 - r0;
 	std::vector<int32_t> &nearest = worker_nearest_[w];
-	nearest.resize(r1 - r0);
+	nearest.resize(m);
 	method_->nearest(r0, r1, w, nearest.data());
 	const int32_t *best = nearest.data();
-	double	   *dist = dist2 ? dist2 + r0 : nullptr;
-	if (reuse)
+	double	   *dist = reuse ? row_dist_.data() + r0 : dist2 ? dist2 + r0 : nullptr;
+	if (!dist)
 	{
-		dist = row_dist_.data() + r0;
-		row_distances(r0, r1, w, labels, best, dist);
+		worker_dist_[w].resize(m);
+		dist = worker_dist_[w].data();
 	}
-	else
-	{
-		if (!dist)
-		{
-			worker_dist_[w].resize(r1 - r0);
-			dist = worker_dist_[w].data();
-		}
-		current_row_distance_kernel() (x_ + r0 * d, r1 - r0, d, cent, best, dist);
-	}
-	double		acc[BANKS] = {};
-	int64_t		mv = 0;
+	/*
+	 * Which rows keep their distance: below 8 features (rows in lanes,
+	 * row_distance.h) computing a row costs less than finding it.
+	 */
+	const bool	keep = reuse && keep_dists_ && !all_stale_ && d >= 8;
+	std::vector<int32_t> &ids = worker_ids_[w];
+	if (keep)
+		ids.resize(m);
+	int64_t		mv = 0, cnt = 0;
 	uint8_t    *dirty = worker_dirty_.data() + (size_t) w * kmax_;
-	const int64_t m = r1 - r0;
+	const uint8_t *stale = stale_.data();
 	int32_t    *lab = labels + r0;
-	/* a change of label is rare after the first passes: one test per BANKS rows */
+	/* a change of label is rare after the first passes: one test per row */
 	const auto	row = [&](int64_t i, int b) {
 		const int32_t bi = best[i];
-		acc[b] += dist[i];
+		if (keep)
+		{
+			ids[cnt] = (int32_t) i;
+			cnt += (lab[i] != bi) | stale[bi];
+		}
 		if (lab[i] != bi)
 		{
 			mv++;
@@ -316,7 +320,7 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool 
 			}
 			lab[i] = bi;
 		}
-		sizes[(size_t) b * sizes_stride_ + bi]++;	/* a bank per row residue: no chain through memory */
+		sizes[(size_t) b * sizes_stride_ + bi]++;
 	};
 	int64_t		i = 0;
 	for (; i + BANKS <= m; i += BANKS)
@@ -324,7 +328,12 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool 
 			row(i + b, b);
 	for (int b = 0; i < m; i++, b++)
 		row(i, b);
-	chunk_inertia_[ch] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+	/* gathering most of a chunk costs more than computing it whole (same bits either way) */
+	if (keep && cnt * 2 <= m)
+		listed_distances(r0, w, ids.data(), cnt, best, dist);
+	else
+		current_row_distance_kernel() (x_ + r0 * d, m, d, cent_.data(), best, dist);
+	chunk_inertia_[ch] = banked_sum(dist, m);
 	worker_moved_[(size_t) w * 16] += mv;
 	if (add_sums)
 	{
