@@ -69,11 +69,6 @@ static constexpr int DIRECT_NV = DIRECT_RB / DIRECT_W;
 typedef float vf16 __attribute__((vector_size(64)));
 typedef int32_t vi16 __attribute__((vector_size(64)));
 #define splat16(s) __builtin_shuffle(vf16 {(s)}, vi16 {})
-#if defined(__x86_64__)
-#define PGKM_TARGET_CLONES_DIRECT __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#else
-#define PGKM_TARGET_CLONES_DIRECT
-#endif
 
 /*
  * DirectFormBound::limit in float for the kernel's lanes: a row is decided
@@ -194,9 +189,10 @@ direct_rows(const float *x, int64_t rows, int32_t dd, const float *cent, int32_t
  * padded); xt is scratch of d * DIRECT_RB floats. Writes each row's argmin
  * and the rows the float argmin cannot decide (their count is returned).
  * Rows past the end of a partial block repeat the last row. Compiled for
- * AVX-512, AVX2 and a baseline, picked at load time.
+ * AVX-512, AVX2 and a baseline, picked at load time (no FMA contraction in
+ * this file: the same floats in each).
  */
-PGKM_TARGET_CLONES_DIRECT static int64_t
+PGKM_TARGET_CLONES_V4 static int64_t
 direct_argmin(const float *x, int64_t rows, int32_t d, const float *cent, int32_t k,
 			  const DirectTest &test, float *xt, int32_t *out, int64_t *undecided)
 {
@@ -458,11 +454,12 @@ LloydAssign::gemm_decide(int64_t r0, const int64_t *rows, int32_t m, Scratch &s,
 }
 
 /*
- * Each row's limit (GemmFormBound::limit, lanes across rows: no FMA in
- * these targets, so the scalar form's bits), then the rows whose runner-up
+ * Each row's limit (GemmFormBound::limit, lanes across rows: this file is
+ * compiled without FMA contraction, so every clone has the scalar form's
+ * bits), then the rows whose runner-up
  * does not clear it; returns their count.
  */
-PGKM_TARGET_CLONES static int64_t
+PGKM_TARGET_CLONES_V4 static int64_t
 open_rows(const GemmFormBound &b, const float *best, const float *second, const float *x2,
 		  int64_t rows, double *lims, int64_t *open)
 {
