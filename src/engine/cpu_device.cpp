@@ -17,7 +17,8 @@
  *
  * Late passes change few labels, so iterate redoes only what changed, with
  * the same bits: a row keeps last pass's fp64 distance when its label and
- * that centroid's bits are unchanged, and a cluster no row joined or left
+ * that centroid's bits are unchanged (from 8 features: below, computing a
+ * row costs less than finding it), and a cluster no row joined or left
  * keeps its sums (the same rows in the same order give the same sums).
  */
 #include "centroid_sums.h"

@@ -3,8 +3,10 @@
  * AVX-512: 8 rows per vector, GROUPS vectors of rows in flight. Per row, 8
  * features at a time: x converted to fp64, minus the centroid, squared; the
  * 8 x 8 squares are transposed so that lane b holds row b, then added
- * feature by feature. CMakeLists.txt compiles this file alone for AVX-512,
- * with -ffp-contract=off (the set includes FMA).
+ * feature by feature. Below 8 features a row is too short for that:
+ * small_rows takes the rows' features straight into lanes. CMakeLists.txt
+ * compiles this file alone for AVX-512, with -ffp-contract=off (the set
+ * includes FMA).
  */
 #include "row_distance.h"
 
