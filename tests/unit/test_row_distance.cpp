@@ -84,6 +84,24 @@ runnable_isas()
 	return v;
 }
 
+/* The kernel of isa on p against sqdist_exact bit for bit, and nothing written past the last row. */
+void
+check_kernel(Isa isa, const Data &p, int *checked)
+{
+	const int64_t n = p.n;
+	const int32_t d = p.d;
+	std::vector<double> out(n + 1, -7.0);
+	row_distance_kernel(isa) (p.x.data(), n, d, p.c.data(), p.labels.data(), out.data());
+	for (int64_t i = 0; i < n; i++)
+	{
+		const double want = sqdist_exact(&p.x[(size_t) i * d], &p.c[(size_t) p.labels[i] * d], d);
+		ASSERT_EQ(0, std::memcmp(&want, &out[i], sizeof(double)))
+			<< "row " << i << ": " << out[i] << " vs " << want;
+		(*checked)++;
+	}
+	ASSERT_EQ(out[n], -7.0) << "wrote past the last row";
+}
+
 }							/* namespace */
 
 TEST(RowDistance, EqualsSqdistExactBitForBitOnEverySet)
@@ -96,18 +114,7 @@ TEST(RowDistance, EqualsSqdistExactBitForBitOnEverySet)
 				{
 					SCOPED_TRACE("isa " + std::to_string((int) isa) + " d=" + std::to_string(d) +
 								 " n=" + std::to_string(n) + (v == Values::Offset ? " offset" : " extreme"));
-					const Data	p = make_data(n, d, v, 1000 * d + n);
-					std::vector<double> out(n + 1, -7.0);
-					row_distance_kernel(isa) (p.x.data(), n, d, p.c.data(), p.labels.data(), out.data());
-					for (int64_t i = 0; i < n; i++)
-					{
-						const double want = sqdist_exact(&p.x[(size_t) i * d],
-														 &p.c[(size_t) p.labels[i] * d], d);
-						ASSERT_EQ(0, std::memcmp(&want, &out[i], sizeof(double)))
-							<< "row " << i << ": " << out[i] << " vs " << want;
-						checked++;
-					}
-					ASSERT_EQ(out[n], -7.0) << "wrote past the last row";
+					ASSERT_NO_FATAL_FAILURE(check_kernel(isa, make_data(n, d, v, 1000 * d + n), &checked));
 				}
 	EXPECT_GT(checked, 0);
 }
@@ -130,19 +137,8 @@ TEST(RowDistance, SmallDimensionsEveryCentroidLayout)
 					{
 						SCOPED_TRACE("isa " + std::to_string((int) isa) + " d=" + std::to_string(d) +
 									 " k=" + std::to_string(k) + " n=" + std::to_string(n));
-						const Data	p = make_data(n, d, v, 7000 * d + 31 * k + n, k);
-						std::vector<double> out(n + 1, -7.0);
-						row_distance_kernel(isa) (p.x.data(), n, d, p.c.data(), p.labels.data(),
-												  out.data());
-						for (int64_t i = 0; i < n; i++)
-						{
-							const double want = sqdist_exact(&p.x[(size_t) i * d],
-															 &p.c[(size_t) p.labels[i] * d], d);
-							ASSERT_EQ(0, std::memcmp(&want, &out[i], sizeof(double)))
-								<< "row " << i << ": " << out[i] << " vs " << want;
-							checked++;
-						}
-						ASSERT_EQ(out[n], -7.0) << "wrote past the last row";
+						ASSERT_NO_FATAL_FAILURE(
+							check_kernel(isa, make_data(n, d, v, 7000 * d + 31 * k + n, k), &checked));
 					}
 	EXPECT_GT(checked, 0);
 }
