@@ -63,6 +63,8 @@ struct Buffers
 	unsigned int *d_open_count = nullptr;	/* Hamerly: d_open's length, then d_ties' */
 	float	   *d_cfh = nullptr;	/* Hamerly: float(c), k x d */
 	int32_t    *d_ties = nullptr;	/* Hamerly: listed rows its float level left to fp64 */
+	double	   *d_glower = nullptr;	/* Yinyang: t x n group lower bounds (d_lower: the rows' upper bounds) */
+	int32_t    *d_perm = nullptr;	/* Yinyang: centroids in group order (k), then each one's group (k) */
 
 	cudaStream_t s_comp = nullptr, s_copy = nullptr;
 	cudaEvent_t ev_copy[2] = {nullptr, nullptr}, ev_done[2] = {nullptr, nullptr};
@@ -111,7 +113,8 @@ struct Run
 	bool		bounds_valid = false;	/* Hamerly: d_lower, d_cprev and the labels agree */
 	int64_t		distances = -1;	/* distance computations of the last iteration (-1: n x k) */
 	int64_t		listed = 0;		/* Hamerly: rows the last pass labelled against every centroid */
-	bool		pruned = false; /* the last iteration ran Hamerly */
+	bool		pruned = false; /* the last iteration ran Hamerly (or Yinyang: plan.yinyang) */
+	bool		groups_formed = false;	/* Yinyang: d_perm holds the groups */
 };
 
 /*
