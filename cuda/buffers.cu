@@ -44,7 +44,7 @@ Buffers::~Buffers()
 	void	   *dev[] = {d_x, d_xlo, d_chunk[0], d_chunk[1], d_chunk_lo[0], d_chunk_lo[1], d_labels, d_cf, d_cf_lo,
 		d_bias, d_mu, d_c64, d_acc, d_partials, d_tile, d_dist2, d_maxabs, d_norms, d_colrange,
 		d_list_mask ? (void *) d_list_mask : (void *) d_list, d_list_count, d_lower, d_open, d_cprev, d_geom,
-		d_open_count, d_cfh, d_ties, d_glower, d_perm};	/* the list's allocation starts at its masks */
+		d_open_count, d_cfh, d_ties, d_glower, d_perm, d_sort_keys[0], d_sort_keys[1], d_open_alt, d_sort_temp};	/* the list's allocation starts at its masks */
 	for (void *p : dev)
 		if (p)
 			cudaFree(p);
@@ -207,6 +207,10 @@ allocate_run_buffers(Run &r)
 	{
 		b.d_glower = alloc_as<double>(b, (size_t) r.n * yinyang_groups(r.k) * 8);
 		b.d_perm = alloc_as<int32_t>(b, (size_t) r.k * 8);
+		for (int i = 0; i < 2; i++)
+			b.d_sort_keys[i] = alloc_as<int32_t>(b, (size_t) r.n * 4);
+		b.d_open_alt = alloc_as<int32_t>(b, (size_t) r.n * 4);
+		b.d_sort_temp = alloc_as<char>(b, (size_t) yinyang_sort_bytes(r.n));
 	}
 	const size_t x_bytes = (size_t) r.n * r.d * sizeof(float);
 	if (p.resident)

@@ -270,7 +270,7 @@ run_hamerly_pass(Run &r)
 		h.t = yinyang_groups(k);
 		h.glower = B.d_glower;
 		h.perm = B.d_perm;
-		h.gof = B.d_perm + k;
+		h.pos = B.d_perm + k;
 	}
 	h.work = reinterpret_cast<unsigned long long *>(B.d_open_count + 2);
 	r.launches += 1;
@@ -279,7 +279,10 @@ run_hamerly_pass(Run &r)
 	const int	fgrid = (int) std::max<int64_t>(1, std::min<int64_t>((r.n + FL_THREADS - 1) / FL_THREADS,
 																	 8LL * r.limits.sms));
 	if (h.t)
+	{
 		launch_yinyang_filter(r, h, s);
+		sort_listed_rows(r, h, s);
+	}
 	else
 	{
 		filter_kernel<<<fgrid, FL_THREADS, 0, s>>>(h);

@@ -35,7 +35,7 @@ struct HamArgs
 	/* Yinyang (yinyang.cu); t = 0 and nullptr for Hamerly */
 	int			t;				/* groups: YY_GROUP consecutive positions of perm each */
 	double	   *glower;			/* t x n: <= ||x - c|| for every c of the group but the row's label */
-	const int32_t *perm, *gof;	/* centroid at each position; each centroid's group */
+	const int32_t *perm, *pos;	/* centroid at each position; each centroid's position (group: / YY_GROUP) */
 	unsigned long long *work;	/* distances the labelling computed */
 };
 

@@ -316,7 +316,7 @@ label_fp64_kernel(HamArgs a)
 				moved += a.labels[row] != lbl;
 				a.labels[row] = lbl;
 				if (YY)
-					a.glower[(size_t) a.gof[lbl] * a.n + row] = lower(sw[p], p);
+					a.glower[(size_t) (a.pos[lbl] / YY_GROUP) * a.n + row] = lower(sw[p], p);
 				else
 					a.lower[row] = lower(s, p);
 			}

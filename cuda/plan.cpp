@@ -188,12 +188,20 @@ hamerly_bytes(int64_t n, int d, int k)
 /*
  * What buffers.cu adds for Yinyang (Hamerly's lower bounds hold the rows'
  * upper bounds then), in its order: the group bounds (n x t fp64), the
- * centroids' order and groups (2k int32).
+ * centroids' order and positions (2k int32), the listed rows' sort (two
+ * key buffers, a second list, the radix sort's scratch).
  */
 int64_t
 yinyang_bytes(int64_t n, int k)
 {
-	return counted(n * yinyang_groups(k) * 8) + counted((int64_t) k * 8);
+	return counted(n * yinyang_groups(k) * 8) + counted((int64_t) k * 8) + 3 * counted(n * 4) +
+		counted(yinyang_sort_bytes(n));
+}
+
+int64_t
+yinyang_sort_bytes(int64_t n)
+{
+	return n + (1LL << 20);		/* cub's DoubleBuffer radix sort of n int pairs: its tiles' digit counts */
 }
 
 int

@@ -128,8 +128,10 @@ int64_t		hamerly_bytes(int64_t n, int d, int k);
 /* Yinyang: groups of YY_GROUP centroids, one step of the labelling kernels each (hamerly_label.cu). */
 constexpr int YY_GROUP = 64;
 int			yinyang_groups(int k);
-/* Yinyang: device bytes beyond hamerly_bytes (group bounds, upper bounds, the centroids' order). */
+/* Yinyang: device bytes beyond hamerly_bytes (group bounds, the centroids' order, the list's sort). */
 int64_t		yinyang_bytes(int64_t n, int k);
+/* Yinyang: the radix sort's scratch for n rows (yinyang.cu checks cub's own count against it). */
+int64_t		yinyang_sort_bytes(int64_t n);
 
 /* TILED: bytes per chunk row of the list of rows to decide (the row, and its candidates' mask when k <= 64). */
 int64_t		tiled_list_row_bytes(int k);

@@ -64,7 +64,10 @@ struct Buffers
 	float	   *d_cfh = nullptr;	/* Hamerly: float(c), k x d */
 	int32_t    *d_ties = nullptr;	/* Hamerly: listed rows its float level left to fp64 */
 	double	   *d_glower = nullptr;	/* Yinyang: t x n group lower bounds (d_lower: the rows' upper bounds) */
-	int32_t    *d_perm = nullptr;	/* Yinyang: centroids in group order (k), then each one's group (k) */
+	int32_t    *d_perm = nullptr;	/* Yinyang: centroids in group order (k), then each one's position (k) */
+	int32_t    *d_sort_keys[2] = {};	/* Yinyang: the listed rows' labels' positions, and the sort's other buffer */
+	int32_t    *d_open_alt = nullptr;	/* Yinyang: the sort's other list */
+	char	   *d_sort_temp = nullptr;	/* Yinyang: the radix sort's scratch (yinyang_sort_bytes) */
 
 	cudaStream_t s_comp = nullptr, s_copy = nullptr;
 	cudaEvent_t ev_copy[2] = {nullptr, nullptr}, ev_done[2] = {nullptr, nullptr};

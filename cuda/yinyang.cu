@@ -9,6 +9,8 @@
  *     down: the drifts are upper bounds, geometry_kernel), and the row
  *     listed unless max(min_g l_g, 2 s_label - T) > T: then every other
  *     centroid is proven farther (hamerly.cu's argument, with l = min_g l_g);
+ *   - the list sorted by the position of each row's label in the groups'
+ *     order, so that a block's rows share their labels' neighbourhood;
  *   - the listed rows labelled by hamerly_label.cu over the groups in order,
  *     a block skipping a group whose bound is above T for each of its rows
  *     (and holds none of their labels), every computed group's l_g set anew.
@@ -20,6 +22,8 @@
 #include "hamerly_args.h"
 #include "launch.cuh"
 
+#include <cub/device/device_radix_sort.cuh>
+
 #include <algorithm>
 #include <numeric>
 
@@ -28,6 +32,16 @@ namespace pgkm_cuda
 
 static constexpr int YF_THREADS = 256;
 static constexpr int YF_WARPS = YF_THREADS / 32;
+
+/* Bits of a position key 0 .. k (k: past the list). */
+static int
+key_bits(int k)
+{
+	int			b = 1;
+	while ((1LL << b) <= k)
+		b++;
+	return b;
+}
 
 /* Positions lo .. hi - 1 of order (lo a multiple of YY_GROUP) split into whole groups by location. */
 static void
@@ -72,8 +86,13 @@ form_yinyang_groups(Run &r)
 	for (int p = 0; p < k; p++)
 	{
 		perm[p] = order[p];
-		perm[(size_t) k + order[p]] = p / YY_GROUP;
+		perm[(size_t) k + order[p]] = p;
 	}
+	size_t		need = 0;
+	cub::DoubleBuffer<int32_t> keys(r.buf.d_sort_keys[0], r.buf.d_sort_keys[1]), rows(r.buf.d_open, r.buf.d_open_alt);
+	CK(cub::DeviceRadixSort::SortPairs(nullptr, need, keys, rows, (int) r.n, 0, key_bits(k)));
+	if (need > (size_t) yinyang_sort_bytes(r.n))
+		CK(cudaErrorInvalidConfiguration);	/* a sizing bug (plan.cpp): say so, never sort */
 	CK(cudaMemcpyAsync(r.buf.d_perm, perm.data(), perm.size() * sizeof(int32_t), cudaMemcpyHostToDevice,
 					   r.buf.s_comp));
 	CK(cudaStreamSynchronize(r.buf.s_comp));	/* perm is a stack vector */
@@ -87,7 +106,7 @@ yinyang_filter_kernel(HamArgs a)
 	extern __shared__ double gdrift[];	/* t */
 	const int	lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	const int	k = a.k, t = a.t;
-	for (int g = threadIdx.x; g < t; g += YF_THREADS)
+	for (int g = a.first ? t : threadIdx.x; g < t; g += YF_THREADS)
 	{
 		double		m = 0;
 		for (int p = g * YY_GROUP; p < min(k, (g + 1) * YY_GROUP); p++)
@@ -102,6 +121,11 @@ yinyang_filter_kernel(HamArgs a)
 		 base += (int64_t) gridDim.x * YF_WARPS * 32)
 	{
 		const int64_t i = base + lane;
+		if (a.first)			/* no labels or bounds yet: every row listed */
+		{
+			append_open(a, i < a.n, i);
+			continue;
+		}
 		const int	my_l = i < a.n ? a.labels[i] : 0;
 		const double up = warp_label_bound(a, base, my_l);
 		bool		open = false;
@@ -132,6 +156,37 @@ launch_yinyang_filter(Run &r, const HamArgs &h, cudaStream_t s)
 	allow_smem((const void *) yinyang_filter_kernel, r, smem);
 	yinyang_filter_kernel<<<grid, YF_THREADS, smem, s>>>(h);
 	CKLAUNCH("yinyang_filter_kernel");
+}
+
+/* Key of list position i: its row's label's position; k past the list's end (sorted last, never read). */
+__global__ void
+list_keys_kernel(const int32_t *open, const unsigned int *count, const int32_t *labels, const int32_t *pos, int k,
+				 int64_t n, int32_t *keys)
+{
+	const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		keys[i] = i < (int64_t) *count ? pos[labels[open[i]]] : k;
+}
+
+/*
+ * The list (h.open, length on the device) sorted by key over all n
+ * positions (its length never comes to the host); h.open then points to
+ * the sorted list. Not on the first pass: every group is computed then.
+ */
+void
+sort_listed_rows(Run &r, HamArgs &h, cudaStream_t s)
+{
+	if (h.first)
+		return;
+	Buffers    &B = r.buf;
+	list_keys_kernel<<<(unsigned) ((r.n + 255) / 256), 256, 0, s>>>(h.open, h.open_count, h.labels, h.pos, r.k, r.n,
+																   B.d_sort_keys[0]);
+	CKLAUNCH("list_keys_kernel");
+	cub::DoubleBuffer<int32_t> keys(B.d_sort_keys[0], B.d_sort_keys[1]), rows(B.d_open, B.d_open_alt);
+	size_t		temp = (size_t) yinyang_sort_bytes(r.n);
+	CK(cub::DeviceRadixSort::SortPairs(B.d_sort_temp, temp, keys, rows, (int) r.n, 0, key_bits(r.k), s));
+	h.open = rows.Current();
+	r.launches += 2;
 }
 
 }							/* namespace pgkm_cuda */

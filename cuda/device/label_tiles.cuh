@@ -121,7 +121,7 @@ settle_row(const HamArgs &a, int row, bool proven, int bi, double low, unsigned 
 		moved += a.labels[row] != bi;
 		a.labels[row] = bi;
 		if (a.t)
-			a.glower[(size_t) a.gof[bi] * a.n + row] = low;
+			a.glower[(size_t) (a.pos[bi] / YY_GROUP) * a.n + row] = low;
 		else
 			a.lower[row] = low;
 	}
@@ -209,7 +209,7 @@ group_needed(const HamArgs &a, const int32_t (&rows_s)[ROWS], int g)
 	if (threadIdx.x < ROWS && rows_s[threadIdx.x] >= 0)
 	{
 		const int	row = rows_s[threadIdx.x];
-		need = a.first || a.gof[a.labels[row]] == g || !(a.glower[(size_t) g * a.n + row] > a.lower[row]);
+		need = a.first || a.pos[a.labels[row]] / YY_GROUP == g || !(a.glower[(size_t) g * a.n + row] > a.lower[row]);
 	}
 	return __syncthreads_or(need);
 }

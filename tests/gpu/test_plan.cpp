@@ -184,7 +184,7 @@ TEST(Plan, YinyangBoundsAreCounted)
 	EXPECT_EQ(yinyang_groups(64), 1);
 	EXPECT_EQ(yinyang_groups(65), 2);
 	EXPECT_EQ(yinyang_groups(1024), 16);
-	EXPECT_EQ(yinyang_bytes(n, k), n * 16 * 8 + (int64_t) k * 8);
+	EXPECT_EQ(yinyang_bytes(n, k), n * 16 * 8 + (int64_t) k * 8 + 3 * n * 4 + yinyang_sort_bytes(n));
 	const int64_t big = 40LL << 30;
 	Plan		lloyd = make_plan(n, d, k, Settings(), h100(), big);
 	Plan		p = make_plan(n, d, k, yy, h100(), big);
