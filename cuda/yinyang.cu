@@ -103,10 +103,10 @@ form_yinyang_groups(Run &r)
 __global__ void __launch_bounds__(YF_THREADS)
 yinyang_filter_kernel(HamArgs a)
 {
-	extern __shared__ double gdrift[];	/* t */
+	extern __shared__ double gdrift[];	/* t, then 0 up to a multiple of 4 (launch_yinyang_filter) */
 	const int	lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	const int	k = a.k, t = a.t;
-	for (int g = a.first ? t : threadIdx.x; g < t; g += YF_THREADS)
+	for (int g = threadIdx.x; !a.first && g < (t + 3) / 4 * 4; g += YF_THREADS)
 	{
 		double		m = 0;
 		for (int p = g * YY_GROUP; p < min(k, (g + 1) * YY_GROUP); p++)
@@ -152,7 +152,8 @@ launch_yinyang_filter(Run &r, const HamArgs &h, cudaStream_t s)
 {
 	const int	grid = (int) std::max<int64_t>(1, std::min<int64_t>((r.n + YF_THREADS - 1) / YF_THREADS,
 																	8LL * r.limits.sms));
-	const size_t smem = (size_t) h.t * sizeof(double);
+	/* padded: the compiler reads the bound loop's tail 16 bytes at a time (memcheck saw 8 read past t = 1) */
+	const size_t smem = (size_t) (h.t + 3) / 4 * 4 * sizeof(double);
 	allow_smem((const void *) yinyang_filter_kernel, r, smem);
 	yinyang_filter_kernel<<<grid, YF_THREADS, smem, s>>>(h);
 	CKLAUNCH("yinyang_filter_kernel");
