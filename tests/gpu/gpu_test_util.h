@@ -110,6 +110,12 @@ struct TieShape
 	double		offset;
 };
 
+/*
+ * method on 100,000 x 32 blobs, k clusters, under a memory limit that
+ * streams the rows: Lloyd's passes (reported as lloyd), GPU Lloyd's run.
+ */
+void		expect_streamed_runs_lloyd(int method, int k);
+
 /* The first k rows as centroids. */
 std::vector<double> first_rows(const std::vector<float> &x, int d, int k);
 /* n rows on an integer grid, (7 i + 13 j) mod m: many rows at equal distances. */

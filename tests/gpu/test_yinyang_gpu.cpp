@@ -123,16 +123,7 @@ TEST(YinyangGpu, SkipsMostDistancesOnClusteredData)
 TEST(YinyangGpu, StreamedRunsLloydPasses)
 {
 	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
-	const int64_t n = 100000;
-	const int	d = 32, k = 80;
-	auto		x = gpu_blobs(n, d, k, 61, 1.0);
-	auto		init = pgkm_test::pick_rows(x, d, k, 2);
-	const int64_t limit = n * 4 + (4 << 20) + (int64_t) k * d * 32;
-	pgkm_test::EngineResult st = run_method(x, d, init, PGKM_METHOD_YINYANG, PGKM_DEVICE_GPU, 20, limit);
-	pgkm_test::EngineResult gl = run_method(x, d, init, PGKM_METHOD_LLOYD, PGKM_DEVICE_GPU, 20);
-	EXPECT_EQ(st.method_used, "lloyd");
-	EXPECT_EQ(st.labels, gl.labels);
-	EXPECT_EQ(st.centroids, gl.centroids);
+	expect_streamed_runs_lloyd(PGKM_METHOD_YINYANG, 80);
 }
 
 /*
