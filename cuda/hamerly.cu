@@ -12,6 +12,8 @@
  *      (hamerly_label.cu: a float level, fp64 where it cannot decide);
  *   4. the sorted update over every row (sums, counts, exact distances), as
  *      the TILED and GEMM paths end.
+ * With plan.yinyang, steps 2 and 3 keep a bound per group of centroids
+ * instead of l (yinyang.cu).
  *
  * Why a skipped row keeps the exact label. w = 2^-53, g = gamma^w_{d+40}
  * (sqdist_exact and any-order sums of the d nonnegative terms err by at most

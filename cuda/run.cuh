@@ -144,7 +144,7 @@ void		check_interrupt(Run &r);
 /* pass.cu: the centroids in the path's layout, when changed. */
 void		upload_centroids(Run &r);
 
-/* hamerly.cu: one pass with Hamerly's bounds (plan.hamerly): labels, sums, inertia as run_pass's. */
+/* hamerly.cu: one pass with Hamerly's bounds (plan.hamerly; Yinyang's with plan.yinyang): labels, sums, inertia as run_pass's. */
 void		run_hamerly_pass(Run &r);
 
 /* kmeanspp.cu: greedy k-means++ on a sample; returns the distinct centroids found. */

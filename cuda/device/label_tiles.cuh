@@ -183,7 +183,6 @@ centred_lower(const CentredBound &cb, float v2, float x2)
 	return lo == lo ? lo : -dinf();
 }
 
-
 /* A block's label changes and (Yinyang) distances into the pass's counts. */
 __device__ __forceinline__ void
 count_moves(const HamArgs &a, unsigned moved, unsigned long long work)
