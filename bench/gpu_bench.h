@@ -129,7 +129,7 @@ std::string ms(const LloydTime &t);
 void		sweep(const Plugin &pl, int64_t n, const Ceilings &c);
 void		paths_sweep(const Plugin &pl, int64_t n, const Ceilings &c);
 void		papers(const Plugin &pl);
-/* Method 'hamerly' against 'lloyd' on the GPU (gpu_bench_hamerly.cpp); max_n cuts the 10M-row shapes. */
+/* Methods 'hamerly' and 'yinyang' against 'lloyd' on the GPU (gpu_bench_hamerly.cpp); max_n cuts the 10M-row shapes. */
 void		hamerly_bench(const Plugin &pl, int64_t max_n);
 /* Kernel k-means (gpu_bench_kernel.cpp): what = popcorn, build, stream or all; shapes cut to max_n rows. */
 void		kernel_bench(const Plugin &pl, const Ceilings &c, const std::string &what, int64_t max_n);

@@ -1,5 +1,5 @@
 /*
- * gpu_bench_hamerly.cpp: method 'hamerly' against 'lloyd' on the GPU, each
+ * gpu_bench_hamerly.cpp: methods 'hamerly' and 'yinyang' against 'lloyd' on the GPU, each
  * run to convergence (labels unchanged, tol 0) through the engine's public
  * API from the same k random rows (seed 1): Wu & Hong's generator (n =
  * 245,760, d = 32, k centres U[0,1]^32, N(0, sigma^2)) at k = 32, 256, 1024,
@@ -7,7 +7,7 @@
  * and 1: well clustered). Per run: iterations, median ms per iteration,
  * total (create .. result), the fraction of distance computations skipped
  * (1 - computed / n k per pass, the final assignment included), and the
- * final inertia, which must be the same for both methods.
+ * final inertia, which must be the same for every method.
  */
 #include "gpu_bench.h"
 
@@ -54,13 +54,14 @@ hamerly_bench(const Plugin &pl, int64_t max_n)
 		{245760, 32, 32, 0, 1, std::sqrt(0.3), 1000, "Wu & Hong A, sigma2 0.3"},
 		{245760, 32, 256, 0, 1, std::sqrt(0.0125), 1000, "Wu & Hong's generator, sigma2 0.0125"},
 		{245760, 32, 256, 0, 1, std::sqrt(0.05), 1000, "Wu & Hong's generator, sigma2 0.05"},
+		{245760, 32, 256, 0, 1, std::sqrt(0.3), 1000, "Wu & Hong's generator, sigma2 0.3"},
 		{245760, 32, 1024, 0, 1, std::sqrt(0.0125), 1000, "Wu & Hong B, sigma2 0.0125"},
 		{245760, 32, 1024, 0, 1, std::sqrt(0.05), 1000, "Wu & Hong B, sigma2 0.05"},
 		{245760, 32, 1024, 0, 1, std::sqrt(0.3), 1000, "Wu & Hong B, sigma2 0.3"},
 		{10000000, 16, 1024, -10, 10, 0.5, 300, "blobs, sigma 0.5"},
 		{10000000, 128, 1024, -10, 10, 1.0, 100, "blobs, sigma 1"},
 	};
-	printf("\n#### --hamerly: 'hamerly' vs 'lloyd' on the GPU, engine API (device gpu, init random rows seed 1, tol 0,\n"
+	printf("\n#### --hamerly: 'hamerly' and 'yinyang' vs 'lloyd' on the GPU, engine API (device gpu, init random rows seed 1, tol 0,\n"
 		   "#### stop when no label changes or at max_iter); ms/it = median iteration, it1 = the first; total = create..result\n");
 	std::vector<float> x;
 	/* PGKM_BENCH_HAMERLY_CASES: the case numbers (0-based, comma-separated) to run, for a profiler; all when unset */
@@ -69,28 +70,30 @@ hamerly_bench(const Plugin &pl, int64_t max_n)
 	for (const Case &c : cases)
 	{
 		ci++;
-		if (only && !strstr((std::string(",") + only + ",").c_str(), ("," + std::to_string(ci) + ",").c_str()))
+		if (only && *only && !strstr((std::string(",") + only + ",").c_str(), ("," + std::to_string(ci) + ",").c_str()))
 			continue;
 		const int64_t n = std::min(c.n, max_n);
 		make_gauss_blobs(x, n, c.d, c.k, c.lo, c.hi, c.sigma, 2011 + c.k + (uint64_t) (c.sigma * c.sigma * 1e4));
 		printf("\n== n = %lld, d = %d, k = %d, %s, max_iter %d ==\n", (long long) n, c.d, c.k, c.what, c.max_iter);
 		printf("   %-8s | %5s %4s | %9s %9s %9s | %8s | %-8s | %s\n", "method", "iters", "conv", "ms/it", "it1_ms",
 			   "total_s", "skipped", "ran", "inertia/n");
-		EngineRun	r[2];
-		const int	methods[2] = {PGKM_METHOD_LLOYD, PGKM_METHOD_HAMERLY};
-		for (int m = 0; m < 2; m++)
+		EngineRun	r[3];
+		const int	methods[3] = {PGKM_METHOD_LLOYD, PGKM_METHOD_HAMERLY, PGKM_METHOD_YINYANG};
+		for (int m = 0; m < 3; m++)
 		{
 			pgkm_options o = gpu_random_options(c.k, c.max_iter, pl.file);
 			o.method = methods[m];
 			r[m] = run_engine(x, n, c.d, o);
-			line(m ? "hamerly" : "lloyd", r[m], n);
+			line(pgkm_method_name(methods[m]), r[m], n);
 			fflush(stdout);
 		}
-		if (r[0].ok && r[1].ok)
-			printf("   speed-up hamerly/lloyd: total %.2fx, per iteration %.2fx; iterations %s; inertia rel. diff %.2e\n",
-				   r[0].total_s / r[1].total_s, median(r[0].iter_s) / median(r[1].iter_s),
-				   r[0].iterations == r[1].iterations ? "equal" : "DIFFER",
-				   std::fabs(r[0].final_inertia - r[1].final_inertia) / r[0].final_inertia);
+		for (int m = 1; m < 3; m++)
+			if (r[0].ok && r[m].ok)
+				printf("   speed-up %s/lloyd: total %.2fx, per iteration %.2fx; iterations %s; inertia rel. diff %.2e\n",
+					   pgkm_method_name(methods[m]), r[0].total_s / r[m].total_s,
+					   median(r[0].iter_s) / median(r[m].iter_s),
+					   r[0].iterations == r[m].iterations ? "equal" : "DIFFER",
+					   std::fabs(r[0].final_inertia - r[m].final_inertia) / r[0].final_inertia);
 		fflush(stdout);
 	}
 }

@@ -185,7 +185,8 @@ api_iterate(void *h, pgkm_cuda_iter *out, double *centroids, int64_t *sizes, cha
 		}
 		read_update(r, out, centroids, sizes);
 		out->distances = r.distances;
-		out->method = r.pruned ? PGKM_CUDA_METHOD_HAMERLY : PGKM_CUDA_METHOD_LLOYD;
+		out->method = !r.pruned ? PGKM_CUDA_METHOD_LLOYD :
+			r.plan.yinyang ? PGKM_CUDA_METHOD_YINYANG : PGKM_CUDA_METHOD_HAMERLY;
 	});
 }
 
@@ -290,6 +291,13 @@ extern "C" __attribute__((visibility("default"))) int
 pgkm_cuda_debug_hamerly(void *h)
 {
 	return h ? static_cast<Run *>(h)->plan.hamerly : -1;
+}
+
+/* 1 when iterate() prunes with Yinyang's group bounds (config.method and the plan allow it). */
+extern "C" __attribute__((visibility("default"))) int
+pgkm_cuda_debug_yinyang(void *h)
+{
+	return h ? static_cast<Run *>(h)->plan.yinyang : -1;
 }
 
 /* Rows the last Hamerly pass labelled against every centroid (of which pgkm_cuda_debug_decided in fp64). */

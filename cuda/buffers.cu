@@ -44,7 +44,7 @@ Buffers::~Buffers()
 	void	   *dev[] = {d_x, d_xlo, d_chunk[0], d_chunk[1], d_chunk_lo[0], d_chunk_lo[1], d_labels, d_cf, d_cf_lo,
 		d_bias, d_mu, d_c64, d_acc, d_partials, d_tile, d_dist2, d_maxabs, d_norms, d_colrange,
 		d_list_mask ? (void *) d_list_mask : (void *) d_list, d_list_count, d_lower, d_open, d_cprev, d_geom,
-		d_open_count, d_cfh, d_ties};	/* the list's allocation starts at its masks */
+		d_open_count, d_cfh, d_ties, d_glower, d_perm, d_sort_keys[0], d_sort_keys[1], d_open_alt, d_sort_temp};	/* the list's allocation starts at its masks */
 	for (void *p : dev)
 		if (p)
 			cudaFree(p);
@@ -203,6 +203,15 @@ allocate_run_buffers(Run &r)
 		b.d_cfh = alloc_as<float>(b, kd * 4);
 		b.d_ties = alloc_as<int32_t>(b, (size_t) r.n * 4);
 	}
+	if (p.yinyang)				/* plan.cpp's yinyang_bytes, in its order */
+	{
+		b.d_glower = alloc_as<double>(b, (size_t) r.n * yinyang_groups(r.k) * 8);
+		b.d_perm = alloc_as<int32_t>(b, (size_t) r.k * 8);
+		for (int i = 0; i < 2; i++)
+			b.d_sort_keys[i] = alloc_as<int32_t>(b, (size_t) r.n * 4);
+		b.d_open_alt = alloc_as<int32_t>(b, (size_t) r.n * 4);
+		b.d_sort_temp = alloc_as<char>(b, (size_t) yinyang_sort_bytes(r.n));
+	}
 	const size_t x_bytes = (size_t) r.n * r.d * sizeof(float);
 	if (p.resident)
 	{
@@ -211,7 +220,7 @@ allocate_run_buffers(Run &r)
 			b.d_xlo = alloc_as<float>(b, x_bytes);
 	}
 	ensure_pass_buffers(r);
-	CK(cudaMallocHost((void **) &b.h_acc, (kd + r.k + 4) * 8));	/* + Hamerly's two list lengths */
+	CK(cudaMallocHost((void **) &b.h_acc, (kd + r.k + 5) * 8));	/* + Hamerly's two list lengths, Yinyang's work */
 	CK(cudaMallocHost((void **) &b.h_cstage, (2 * kd + r.k) * 4));
 	CK(cudaMallocHost((void **) &b.h_c64, kd * 8));
 

@@ -12,6 +12,8 @@
  *      (hamerly_label.cu: a float level, fp64 where it cannot decide);
  *   4. the sorted update over every row (sums, counts, exact distances), as
  *      the TILED and GEMM paths end.
+ * With plan.yinyang, steps 2 and 3 keep a bound per group of centroids
+ * instead of l (yinyang.cu).
  *
  * Why a skipped row keeps the exact label. w = 2^-53, g = gamma^w_{d+40}
  * (sqdist_exact and any-order sums of the d nonnegative terms err by at most
@@ -31,6 +33,7 @@
  * every test: the row is listed.
  */
 #include "device/bracket.cuh"
+#include "device/row_filter.cuh"
 #include "hamerly_args.h"
 #include "launch.cuh"
 
@@ -136,7 +139,7 @@ filter_kernel(HamArgs a)
 	__shared__ double top_s[2];
 	__shared__ int arg_s;
 	const int	lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	const int	d = a.d, k = a.k;
+	const int	k = a.k;
 	if (!a.first)
 	{
 		if (warp == 0)			/* the largest drift, its centroid, the second largest */
@@ -186,35 +189,17 @@ filter_kernel(HamArgs a)
 			open = i < a.n;
 		else
 		{
-			double		my_e = 0;
 			const int	my_l = i < a.n ? a.labels[i] : 0;
-			const int	nr = (int) (a.n - base < 32 ? a.n - base : 32);
-			for (int r = 0; r < nr; r++)
-			{
-				const int64_t row = base + r;
-				const int	l = __shfl_sync(FULL, my_l, r);
-				const size_t o = (size_t) row * d;
-				const double e = warp_dist2_any(a.x + o, a.xlo ? a.xlo + o : nullptr, a.shift,
-												a.c64 + (size_t) l * d, d);
-				if (lane == r)
-					my_e = e;
-			}
+			const double t = warp_label_bound(a, base, my_l);
 			if (i < a.n)
 			{
-				const double t = __dsqrt_ru(__dadd_ru(__dmul_ru(my_e, a.gup), a.tiny));
 				const double lo = __dsub_rd(a.lower[i], my_l == arg_s ? top_s[1] : top_s[0]);
 				a.lower[i] = lo;
 				const double via = __dsub_rd(__dmul_rd(2.0, a.geom[k + my_l]), t);
 				open = !(fmax(lo, via) > t);
 			}
 		}
-		const unsigned ball = __ballot_sync(FULL, open);
-		unsigned	pos = 0;
-		if (lane == 0 && ball)
-			pos = atomicAdd(a.open_count, (unsigned) __popc(ball));
-		pos = __shfl_sync(FULL, pos, 0);
-		if (open)
-			a.open[pos + __popc(ball & ((1u << lane) - 1))] = (int32_t) i;
+		append_open(a, open, i);
 	}
 }
 
@@ -257,7 +242,7 @@ run_hamerly_pass(Run &r)
 	const bool	gemm = r.plan.path == PATH_GEMM;
 	cudaStream_t s = B.s_comp;
 	begin_pass(r);
-	CK(cudaMemsetAsync(B.d_open_count, 0, 2 * sizeof(unsigned int), s));
+	CK(cudaMemsetAsync(B.d_open_count, 0, 4 * sizeof(unsigned int), s));	/* the lists' lengths, Yinyang's work */
 	HamArgs		h {};
 	h.x = B.d_x;
 	h.xlo = B.d_xlo;
@@ -280,13 +265,31 @@ run_hamerly_pass(Run &r)
 	h.tiny = (d + 2) * 0x1p-1070;	/* > d + 2 underflows of at most 2^-1075 each */
 	h.first = r.bounds_valid ? 0 : 1;
 	h.moved = B.d_acc + nacc;
+	if (r.plan.yinyang)
+	{
+		if (!r.groups_formed)
+			form_yinyang_groups(r);
+		h.t = yinyang_groups(k);
+		h.glower = B.d_glower;
+		h.perm = B.d_perm;
+		h.pos = B.d_perm + k;
+	}
+	h.work = reinterpret_cast<unsigned long long *>(B.d_open_count + 2);
 	r.launches += 1;
 	geometry_kernel<<<(k + GEO_J - 1) / GEO_J, GEO_THREADS, (size_t) GEO_J * d * sizeof(double), s>>>(h);
 	CKLAUNCH("geometry_kernel");
 	const int	fgrid = (int) std::max<int64_t>(1, std::min<int64_t>((r.n + FL_THREADS - 1) / FL_THREADS,
 																	 8LL * r.limits.sms));
-	filter_kernel<<<fgrid, FL_THREADS, 0, s>>>(h);
-	CKLAUNCH("filter_kernel");
+	if (h.t)
+	{
+		launch_yinyang_filter(r, h, s);
+		sort_listed_rows(r, h, s);
+	}
+	else
+	{
+		filter_kernel<<<fgrid, FL_THREADS, 0, s>>>(h);
+		CKLAUNCH("filter_kernel");
+	}
 	r.launches += 2;
 	/*
 	 * Step 3 over the list's possible positions (its length stays on the
@@ -330,8 +333,8 @@ run_hamerly_pass(Run &r)
 	/* the centroids the labels and bounds now refer to */
 	CK(cudaMemcpyAsync(B.d_cprev, B.d_c64, kd * sizeof(double), cudaMemcpyDeviceToDevice, s));
 	CK(cudaMemcpyAsync(B.h_acc, B.d_acc, (nacc + 3) * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
-	unsigned int *counts = reinterpret_cast<unsigned int *>(B.h_acc + nacc + 3);	/* listed, left to fp64 */
-	CK(cudaMemcpyAsync(counts, B.d_open_count, 2 * sizeof(unsigned int), cudaMemcpyDeviceToHost, s));
+	unsigned int *counts = reinterpret_cast<unsigned int *>(B.h_acc + nacc + 3);	/* listed, left to fp64, work */
+	CK(cudaMemcpyAsync(counts, B.d_open_count, 4 * sizeof(unsigned int), cudaMemcpyDeviceToHost, s));
 	r.launches += 4;
 	CK(cudaStreamSynchronize(s));
 	CK(cudaGetLastError());
@@ -342,7 +345,11 @@ run_hamerly_pass(Run &r)
 	 * row (its own is among the k); the fp64 level's second look at a row is
 	 * not counted, as Lloyd's exact labels are not
 	 */
-	r.distances = h.first ? r.listed * k : r.n + r.listed * (k - 1);
+	const unsigned long long work = *reinterpret_cast<const unsigned long long *>(counts + 2);
+	if (h.t)					/* Yinyang: the float level's distances, as counted per computed group */
+		r.distances = h.first ? (int64_t) work : r.n + (int64_t) work;
+	else
+		r.distances = h.first ? r.listed * k : r.n + r.listed * (k - 1);
 	r.pruned = true;
 	r.bounds_valid = true;
 }

@@ -20,7 +20,8 @@ struct HamArgs
 	const double *c64, *cprev;	/* current centroids; those the bounds refer to */
 	float	   *cf;				/* float(c64), k x d */
 	int32_t    *labels;
-	double	   *lower;			/* per row: <= ||x - c|| for every c but its label's */
+	double	   *lower;			/* per row: <= ||x - c|| for every c but its label's
+								 * (Yinyang: >= ||x - c_label||, hamerly.cu's T) */
 	int32_t    *open;			/* rows to label */
 	unsigned int *open_count;	/* open's length, then ties' */
 	int32_t    *ties;			/* listed rows the float level left to fp64 */
@@ -31,7 +32,19 @@ struct HamArgs
 	int64_t		list0, list1;	/* a labelling launch's part of its list */
 	unsigned long long *moved;
 	const float *cfc, *bias, *mu;	/* the path's centred centroids (c' or -2c'), fl(||c'||^2), the centring point */
+	/* Yinyang (yinyang.cu); t = 0 and nullptr for Hamerly */
+	int			t;				/* groups: YY_GROUP consecutive positions of perm each */
+	double	   *glower;			/* t x n: <= ||x - c|| for every c of the group but the row's label */
+	const int32_t *perm, *pos;	/* centroid at each position; each centroid's position (group: / YY_GROUP) */
+	unsigned long long *work;	/* distances the labelling computed */
 };
+
+/* The centroid at position p of the labelling's order. */
+__host__ __device__ inline int
+centroid_at(const HamArgs &a, int p)
+{
+	return a.perm ? a.perm[p] : p;
+}
 
 /*
  * The centred level's margins (hamerly_label.cu): the path's test, and for

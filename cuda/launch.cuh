@@ -34,6 +34,11 @@ struct CentredBound;
 void		launch_label_listed(Run &r, const HamArgs &h, const Bracket &br, const CentredBound *cb, bool last,
 								cudaStream_t s);
 
+/* yinyang.cu: the groups of the current centroids (once per run); a Yinyang pass's filter, its list's sort. */
+void		form_yinyang_groups(Run &r);
+void		launch_yinyang_filter(Run &r, const HamArgs &h, cudaStream_t s);
+void		sort_listed_rows(Run &r, HamArgs &h, cudaStream_t s);
+
 /* pass.cu: a chunk's arguments that every pass sets alike (rows r0 .. r0 + rows - 1). */
 PassArgs	chunk_pass_args(const Run &r, int64_t r0, int64_t rows);
 

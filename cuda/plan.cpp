@@ -40,9 +40,11 @@ settings_from_config(const pgkm_cuda_config *cfg)
 		fail(PGKM_ERR_INVALID, "GEMM tile must be 1..1024 MB (got %d)", cfg->gemm_tile_mb);
 	if (cfg->gemm_tile_mb > 0)
 		s.gemm_tile_bytes = (int64_t) cfg->gemm_tile_mb << 20;
-	if (cfg->method != PGKM_CUDA_METHOD_LLOYD && cfg->method != PGKM_CUDA_METHOD_HAMERLY)
+	if (cfg->method != PGKM_CUDA_METHOD_LLOYD && cfg->method != PGKM_CUDA_METHOD_HAMERLY &&
+		cfg->method != PGKM_CUDA_METHOD_YINYANG)
 		fail(PGKM_ERR_INVALID, "unknown GPU method %d", cfg->method);
-	s.hamerly = cfg->method == PGKM_CUDA_METHOD_HAMERLY;
+	s.hamerly = cfg->method != PGKM_CUDA_METHOD_LLOYD;
+	s.yinyang = cfg->method == PGKM_CUDA_METHOD_YINYANG;
 	return s;
 }
 
@@ -183,6 +185,31 @@ hamerly_bytes(int64_t n, int d, int k)
 		counted(kd * 4) + counted(n * 4);
 }
 
+/*
+ * What buffers.cu adds for Yinyang (Hamerly's lower bounds hold the rows'
+ * upper bounds then), in its order: the group bounds (n x t fp64), the
+ * centroids' order and positions (2k int32), the listed rows' sort (two
+ * key buffers, a second list, the radix sort's scratch).
+ */
+int64_t
+yinyang_bytes(int64_t n, int k)
+{
+	return counted(n * yinyang_groups(k) * 8) + counted((int64_t) k * 8) + 3 * counted(n * 4) +
+		counted(yinyang_sort_bytes(n));
+}
+
+int64_t
+yinyang_sort_bytes(int64_t n)
+{
+	return n + (1LL << 20);		/* cub's DoubleBuffer radix sort of n int pairs: its tiles' digit counts */
+}
+
+int
+yinyang_groups(int k)
+{
+	return (k + YY_GROUP - 1) / YY_GROUP;
+}
+
 int64_t
 tiled_list_row_bytes(int k)
 {
@@ -250,7 +277,7 @@ finish_plan(Plan &p, int64_t n, int d, int k, const Settings &s, const DeviceLim
 	const int64_t x_bytes = n * (int64_t) d * 4;
 	const int64_t chunks = 2 * p.x_copies * counted(p.chunk_rows * d * 4);
 	p.pass_bytes = b + norms + list + (p.resident ? p.x_copies * counted(x_bytes) : chunks) +
-		(p.hamerly ? hamerly_bytes(n, d, k) : 0);
+		(p.hamerly ? hamerly_bytes(n, d, k) : 0) + (p.yinyang ? yinyang_bytes(n, k) : 0);
 	p.loan_bytes = p.resident ? 0 : chunks + counted(p.chunk_rows * 8) + norms + list +
 		(p.path == PATH_GEMM ? counted(p.tile_rows * k * 4) : 0);
 }
@@ -291,13 +318,14 @@ try_plan(int64_t n, int d, int k, const Settings &s, const DeviceLimits &dev, in
 	for (bool bounds : {true, false})
 	{
 		p.hamerly = bounds && s.hamerly && d <= TILED_MAX_D;
+		p.yinyang = p.hamerly && s.yinyang;
 		if (bounds && !p.hamerly)
 			continue;
 		finish_plan(p, n, d, k, s, dev);
 		if (p.pass_bytes + kpp_scratch_bytes(p.kpp_rows, d, k, dev.sms, kpp_copies) <= budget)
 			return true;
 	}
-	p.hamerly = false;
+	p.hamerly = p.yinyang = false;
 
 	/*
 	 * Streamed: two chunk buffers (copy of chunk c + 1 beside the pass over

@@ -70,6 +70,7 @@ struct Settings
 	int			gemm_blocks_per_sm = 4;
 	int64_t		gemm_tile_bytes = 16LL << 20;
 	bool		hamerly = false;	/* config.method: prune with Hamerly's bounds where the plan allows */
+	bool		yinyang = false;	/* config.method: with Yinyang's group bounds (hamerly is set too) */
 };
 
 /* Throws Failure {PGKM_ERR_INVALID} for a value out of range. */
@@ -102,6 +103,7 @@ struct Plan
 								 * (chunk copies, GEMM tile, distances), lent to init */
 	bool		hamerly = false;	/* iterate() prunes with Hamerly's bounds (hamerly.cu): asked
 									 * for, resident with its bounds, d <= TILED_MAX_D */
+	bool		yinyang = false;	/* and with Yinyang's group bounds (yinyang.cu): asked for, fits */
 };
 
 /*
@@ -122,6 +124,14 @@ int64_t		kpp_rows_within(int64_t want, int64_t avail, int d, int k, int sms, boo
 
 /* Hamerly: device bytes of its bounds, lists of rows to label, centroid geometry. */
 int64_t		hamerly_bytes(int64_t n, int d, int k);
+
+/* Yinyang: groups of YY_GROUP centroids, one step of the labelling kernels each (hamerly_label.cu). */
+constexpr int YY_GROUP = 64;
+int			yinyang_groups(int k);
+/* Yinyang: device bytes beyond hamerly_bytes (group bounds, the centroids' order, the list's sort). */
+int64_t		yinyang_bytes(int64_t n, int k);
+/* Yinyang: the radix sort's scratch for n rows (yinyang.cu checks cub's own count against it). */
+int64_t		yinyang_sort_bytes(int64_t n);
 
 /* TILED: bytes per chunk row of the list of rows to decide (the row, and its candidates' mask when k <= 64). */
 int64_t		tiled_list_row_bytes(int k);

@@ -63,6 +63,11 @@ struct Buffers
 	unsigned int *d_open_count = nullptr;	/* Hamerly: d_open's length, then d_ties' */
 	float	   *d_cfh = nullptr;	/* Hamerly: float(c), k x d */
 	int32_t    *d_ties = nullptr;	/* Hamerly: listed rows its float level left to fp64 */
+	double	   *d_glower = nullptr;	/* Yinyang: t x n group lower bounds (d_lower: the rows' upper bounds) */
+	int32_t    *d_perm = nullptr;	/* Yinyang: centroids in group order (k), then each one's position (k) */
+	int32_t    *d_sort_keys[2] = {};	/* Yinyang: the listed rows' labels' positions, and the sort's other buffer */
+	int32_t    *d_open_alt = nullptr;	/* Yinyang: the sort's other list */
+	char	   *d_sort_temp = nullptr;	/* Yinyang: the radix sort's scratch (yinyang_sort_bytes) */
 
 	cudaStream_t s_comp = nullptr, s_copy = nullptr;
 	cudaEvent_t ev_copy[2] = {nullptr, nullptr}, ev_done[2] = {nullptr, nullptr};
@@ -111,7 +116,8 @@ struct Run
 	bool		bounds_valid = false;	/* Hamerly: d_lower, d_cprev and the labels agree */
 	int64_t		distances = -1;	/* distance computations of the last iteration (-1: n x k) */
 	int64_t		listed = 0;		/* Hamerly: rows the last pass labelled against every centroid */
-	bool		pruned = false; /* the last iteration ran Hamerly */
+	bool		pruned = false; /* the last iteration ran Hamerly (or Yinyang: plan.yinyang) */
+	bool		groups_formed = false;	/* Yinyang: d_perm holds the groups */
 };
 
 /*
@@ -138,7 +144,7 @@ void		check_interrupt(Run &r);
 /* pass.cu: the centroids in the path's layout, when changed. */
 void		upload_centroids(Run &r);
 
-/* hamerly.cu: one pass with Hamerly's bounds (plan.hamerly): labels, sums, inertia as run_pass's. */
+/* hamerly.cu: one pass with Hamerly's bounds (plan.hamerly; Yinyang's with plan.yinyang): labels, sums, inertia as run_pass's. */
 void		run_hamerly_pass(Run &r);
 
 /* kmeanspp.cu: greedy k-means++ on a sample; returns the distinct centroids found. */

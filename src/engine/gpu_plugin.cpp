@@ -188,7 +188,8 @@ public:
 		cfg_.device_ordinal = -1;
 		cfg_.interrupt = interrupt;
 		cfg_.interrupt_ctx = ctx;
-		cfg_.method = opt->method == PGKM_METHOD_HAMERLY ? PGKM_CUDA_METHOD_HAMERLY : PGKM_CUDA_METHOD_LLOYD;
+		cfg_.method = opt->method == PGKM_METHOD_HAMERLY ? PGKM_CUDA_METHOD_HAMERLY :
+			opt->method == PGKM_METHOD_YINYANG ? PGKM_CUDA_METHOD_YINYANG : PGKM_CUDA_METHOD_LLOYD;
 		open(k);
 	}
 	~GpuDevice() override
@@ -234,7 +235,8 @@ public:
 		st->inertia = it.inertia;
 		st->moved = it.moved;
 		pass_distances_ = it.distances;
-		pass_method_ = it.method == PGKM_CUDA_METHOD_HAMERLY ? PGKM_METHOD_HAMERLY : PGKM_METHOD_LLOYD;
+		pass_method_ = it.method == PGKM_CUDA_METHOD_HAMERLY ? PGKM_METHOD_HAMERLY :
+			it.method == PGKM_CUDA_METHOD_YINYANG ? PGKM_METHOD_YINYANG : PGKM_METHOD_LLOYD;
 	}
 	int64_t		last_pass_distances(int32_t *method) const override
 	{

@@ -15,90 +15,7 @@
 #include <climits>
 #include <cmath>
 
-namespace
-{
-
-pgkm_test::EngineResult
-run_method(const std::vector<float> &x, int d, const std::vector<double> &init, int method, int device,
-		   int max_iter, int64_t mem_limit = 0)
-{
-	const int	k = (int) (init.size() / d);
-	pgkm_options o = gpu_test_options(k, &init, device, max_iter, mem_limit);
-	o.method = method;
-	pgkm_test::EngineResult r = pgkm_test::run_engine(x, d, o);
-	EXPECT_EQ(r.status, PGKM_DONE) << r.err;
-	return r;
-}
-
-/* Hamerly on the GPU is Lloyd on the GPU and on the CPU; returns the Hamerly run. */
-pgkm_test::EngineResult
-expect_exact(const std::vector<float> &x, int d, const std::vector<double> &init, int max_iter,
-			 const std::string &what)
-{
-	SCOPED_TRACE(what);
-	pgkm_test::EngineResult gh = run_method(x, d, init, PGKM_METHOD_HAMERLY, PGKM_DEVICE_GPU, max_iter);
-	pgkm_test::EngineResult gl = run_method(x, d, init, PGKM_METHOD_LLOYD, PGKM_DEVICE_GPU, max_iter);
-	pgkm_test::EngineResult cl = run_method(x, d, init, PGKM_METHOD_LLOYD, PGKM_DEVICE_CPU, max_iter);
-	EXPECT_EQ(gh.device, "gpu");
-	EXPECT_EQ(gh.method_used, "hamerly");
-	EXPECT_EQ(gh.labels, gl.labels);
-	EXPECT_EQ(gh.iterations, gl.iterations);
-	EXPECT_EQ(gh.k, gl.k);
-	EXPECT_EQ(gh.centroids, gl.centroids) << "the same labels give the same fixed-point sums";
-	EXPECT_EQ(gh.sizes, gl.sizes);
-	EXPECT_NEAR(gh.inertia, gl.inertia, 1e-12 * gl.inertia);
-	EXPECT_EQ(gh.progress.size(), gl.progress.size());
-	for (size_t i = 0; i < std::min(gh.progress.size(), gl.progress.size()); i++)
-	{
-		EXPECT_EQ(gh.progress[i].moved, gl.progress[i].moved) << "step " << i;
-		if (!std::isnan(gl.progress[i].inertia))	/* NaN at a given init */
-		{
-			EXPECT_NEAR(gh.progress[i].inertia, gl.progress[i].inertia, 1e-12 * gl.progress[i].inertia) << "step " << i;
-		}
-	}
-	expect_same_run(gh, cl);
-	EXPECT_LE(gh.distance_computations, gh.distance_computations_lloyd);
-	return gh;
-}
-
-/* The first k rows as centroids. */
-std::vector<double>
-first_rows(const std::vector<float> &x, int d, int k)
-{
-	return std::vector<double>(x.begin(), x.begin() + (size_t) k * d);
-}
-
-/* n rows on an integer grid, (7 i + 13 j) mod m: many rows at equal distances. */
-std::vector<float>
-integer_grid(int64_t n, int d, int m)
-{
-	std::vector<float> g;
-	for (int64_t i = 0; i < n; i++)
-		for (int j = 0; j < d; j++)
-			g.push_back((float) ((i * 7 + j * 13) % m));
-	return g;
-}
-
-/* n rows, `distinct` of them distinct: row i is (i mod distinct) step + j col_step. */
-std::vector<float>
-repeated_rows(int64_t n, int d, int distinct, int step, double col_step)
-{
-	std::vector<float> x;
-	for (int64_t i = 0; i < n; i++)
-		for (int j = 0; j < d; j++)
-			x.push_back((float) ((i % distinct) * step + j * col_step));
-	return x;
-}
-
-}							/* namespace */
-
 /* Rows near the bisector of two centroids (1e-4 .. 1e-10 of their separation), every path's storage. */
-struct TieShape
-{
-	int64_t		n;
-	int			d, k;
-	double		offset;
-};
 class HamerlyNearTies : public ::testing::TestWithParam<TieShape> {};
 
 TEST_P(HamerlyNearTies, SameRunAsLloyd)
@@ -106,7 +23,7 @@ TEST_P(HamerlyNearTies, SameRunAsLloyd)
 	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
 	const TieShape s = GetParam();
 	pgkm_test::NearTies t = pgkm_test::near_ties(s.n, s.d, s.k, s.offset, 77 + s.d);
-	expect_exact(t.x, s.d, t.c, 25, "near ties");
+	expect_exact_method(PGKM_METHOD_HAMERLY, t.x, s.d, t.c, 25, "near ties");
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, HamerlyNearTies, ::testing::Values(
@@ -124,19 +41,19 @@ TEST(HamerlyGpu, TiesDuplicatesAndEdgeShapes)
 {
 	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
 	const auto	g = integer_grid(6000, 3, 9);	/* 9^3 grid points */
-	expect_exact(g, 3, first_rows(g, 3, 12), 40, "integer grid ties");
+	expect_exact_method(PGKM_METHOD_HAMERLY, g, 3, first_rows(g, 3, 12), 40, "integer grid ties");
 
 	const auto	dup = repeated_rows(5000, 8, 5, 3, 0.25);	/* 1000 copies each */
-	expect_exact(dup, 8, first_rows(dup, 8, 7), 30, "duplicates, k > distinct rows");
+	expect_exact_method(PGKM_METHOD_HAMERLY, dup, 8, first_rows(dup, 8, 7), 30, "duplicates, k > distinct rows");
 
 	auto		line = gpu_blobs(5000, 1, 10, 31, 1.0);
-	expect_exact(line, 1, pgkm_test::pick_rows(line, 1, 10, 7), 60, "d = 1");
+	expect_exact_method(PGKM_METHOD_HAMERLY, line, 1, pgkm_test::pick_rows(line, 1, 10, 7), 60, "d = 1");
 
 	auto		b = gpu_blobs(3000, 4, 3, 5, 1.0);
-	expect_exact(b, 4, pgkm_test::pick_rows(b, 4, 1, 9), 10, "k = 1");
+	expect_exact_method(PGKM_METHOD_HAMERLY, b, 4, pgkm_test::pick_rows(b, 4, 1, 9), 10, "k = 1");
 
 	auto		small = gpu_blobs(64, 5, 4, 11, 1.0);
-	expect_exact(small, 5, first_rows(small, 5, 64), 10, "k = n");
+	expect_exact_method(PGKM_METHOD_HAMERLY, small, 5, first_rows(small, 5, 64), 10, "k = n");
 }
 
 /*
@@ -148,16 +65,16 @@ TEST(HamerlyGpu, CentredLevelEdgeShapes)
 {
 	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
 	const auto	g = integer_grid(4000, 16, 5);
-	expect_exact(g, 16, first_rows(g, 16, 12), 40, "dot, integer ties");
+	expect_exact_method(PGKM_METHOD_HAMERLY, g, 16, first_rows(g, 16, 12), 40, "dot, integer ties");
 
 	const auto	dup = repeated_rows(3000, 40, 4, 2, 0.5);
-	expect_exact(dup, 40, first_rows(dup, 40, 6), 30, "tiled, duplicates, k > distinct rows");
+	expect_exact_method(PGKM_METHOD_HAMERLY, dup, 40, first_rows(dup, 40, 6), 30, "tiled, duplicates, k > distinct rows");
 
 	auto		b = gpu_blobs(3000, 32, 3, 13, 1.0);
-	expect_exact(b, 32, pgkm_test::pick_rows(b, 32, 1, 9), 10, "tiled, k = 1");
+	expect_exact_method(PGKM_METHOD_HAMERLY, b, 32, pgkm_test::pick_rows(b, 32, 1, 9), 10, "tiled, k = 1");
 
 	auto		small = gpu_blobs(70, 17, 4, 17, 1.0);
-	expect_exact(small, 17, first_rows(small, 17, 70), 10, "dot, k = n");
+	expect_exact_method(PGKM_METHOD_HAMERLY, small, 17, first_rows(small, 17, 70), 10, "dot, k = n");
 }
 
 /* Empty clusters (repaired between passes: large centroid jumps) and clusters that merge. */
@@ -171,11 +88,11 @@ TEST(HamerlyGpu, EmptyAndMergingClusters)
 		init[4 * 24 + j] = 1e3 + j;	/* far from every row: empty, repaired */
 		init[5 * 24 + j] = -1e3;
 	}
-	expect_exact(x, 24, init, 40, "empty clusters");
+	expect_exact_method(PGKM_METHOD_HAMERLY, x, 24, init, 40, "empty clusters");
 
 	/* 12 centroids drawn from 3 wide, overlapping blobs: they drift together and clusters merge */
 	auto		m = gpu_blobs(40000, 40, 3, 43, 6.0);
-	expect_exact(m, 40, pgkm_test::pick_rows(m, 40, 12, 8), 200, "merging clusters");
+	expect_exact_method(PGKM_METHOD_HAMERLY, m, 40, pgkm_test::pick_rows(m, 40, 12, 8), 200, "merging clusters");
 }
 
 /* Well-clustered data: most rows keep their label without a distance to every centroid. */
@@ -185,7 +102,7 @@ TEST(HamerlyGpu, SkipsMostDistancesOnClusteredData)
 	for (int d : {16, 64})
 	{
 		auto		x = gpu_blobs(200000, d, 64, 51 + d, 0.3);
-		pgkm_test::EngineResult r = expect_exact(x, d, pgkm_test::pick_rows(x, d, 64, 5), 100,
+		pgkm_test::EngineResult r = expect_exact_method(PGKM_METHOD_HAMERLY, x, d, pgkm_test::pick_rows(x, d, 64, 5), 100,
 												 "clustered d = " + std::to_string(d));
 		const double skipped = 1.0 - (double) r.distance_computations / (double) r.distance_computations_lloyd;
 		printf("[ hamerly ] clustered n = 200000, d = %d, k = 64: %d iterations, %.1f %% of distances skipped\n", d,
@@ -208,16 +125,7 @@ TEST(HamerlyGpu, SkipsMostDistancesOnClusteredData)
 TEST(HamerlyGpu, StreamedRunsLloydPasses)
 {
 	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
-	const int64_t n = 100000;
-	const int	d = 32, k = 16;
-	auto		x = gpu_blobs(n, d, k, 61, 1.0);
-	auto		init = pgkm_test::pick_rows(x, d, k, 2);
-	const int64_t limit = n * 4 + (4 << 20) + (int64_t) k * d * 32;
-	pgkm_test::EngineResult st = run_method(x, d, init, PGKM_METHOD_HAMERLY, PGKM_DEVICE_GPU, 20, limit);
-	pgkm_test::EngineResult gl = run_method(x, d, init, PGKM_METHOD_LLOYD, PGKM_DEVICE_GPU, 20);
-	EXPECT_EQ(st.method_used, "lloyd");
-	EXPECT_EQ(st.labels, gl.labels);
-	EXPECT_EQ(st.centroids, gl.centroids);
+	expect_streamed_runs_lloyd(PGKM_METHOD_HAMERLY, 16);
 }
 
 /* Through the ABI: the method is taken, each pass says what it computed, a bad method is refused. */

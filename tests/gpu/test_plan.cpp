@@ -126,10 +126,15 @@ TEST(Plan, SettingsFromConfig)
 	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.gemm_blocks_per_sm = 9; }), PGKM_ERR_INVALID);
 	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.gemm_tile_mb = 1025; }), PGKM_ERR_INVALID);
 	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.gemm_tile_mb = -1; }), PGKM_ERR_INVALID);
-	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.method = 2; }), PGKM_ERR_INVALID);
+	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.method = 3; }), PGKM_ERR_INVALID);
 	EXPECT_FALSE(def.hamerly);
+	EXPECT_FALSE(def.yinyang);
 	cfg.method = PGKM_CUDA_METHOD_HAMERLY;
 	EXPECT_TRUE(settings_from_config(&cfg).hamerly);
+	EXPECT_FALSE(settings_from_config(&cfg).yinyang);
+	cfg.method = PGKM_CUDA_METHOD_YINYANG;
+	EXPECT_TRUE(settings_from_config(&cfg).hamerly) << "Yinyang runs Hamerly's pass with its group bounds";
+	EXPECT_TRUE(settings_from_config(&cfg).yinyang);
 }
 
 /*
@@ -162,6 +167,41 @@ TEST(Plan, HamerlyBoundsAreCounted)
 	EXPECT_LE(with.pass_bytes + kpp, with.budget);
 	EXPECT_FALSE(make_plan(n, d, k, ham, h100(), n * d).hamerly) << "streamed";
 	EXPECT_FALSE(make_plan(20000, 1100, 16, ham, h100(), big).hamerly) << "d > 1024";
+}
+
+/*
+ * Yinyang's group bounds are counted beside Hamerly's: a budget short of
+ * them runs Lloyd's passes (as Hamerly's does), streamed and d > 1024 never
+ * prune; groups of YY_GROUP centroids.
+ */
+TEST(Plan, YinyangBoundsAreCounted)
+{
+	Settings	yy;
+	yy.hamerly = yy.yinyang = true;
+	const int64_t n = 1000000;
+	const int	d = 32, k = 1024;
+	EXPECT_EQ(yinyang_groups(1), 1);
+	EXPECT_EQ(yinyang_groups(64), 1);
+	EXPECT_EQ(yinyang_groups(65), 2);
+	EXPECT_EQ(yinyang_groups(1024), 16);
+	EXPECT_EQ(yinyang_bytes(n, k), n * 16 * 8 + (int64_t) k * 8 + 3 * n * 4 + yinyang_sort_bytes(n));
+	const int64_t big = 40LL << 30;
+	Plan		lloyd = make_plan(n, d, k, Settings(), h100(), big);
+	Plan		p = make_plan(n, d, k, yy, h100(), big);
+	EXPECT_TRUE(p.hamerly);
+	EXPECT_TRUE(p.yinyang);
+	EXPECT_EQ(p.pass_bytes, lloyd.pass_bytes + hamerly_bytes(n, d, k) + yinyang_bytes(n, k));
+	const int64_t kpp = kpp_scratch_bytes(lloyd.kpp_rows, d, k, h100().sms, true);
+	Plan		ham_only = make_plan(n, d, k, yy, h100(), lloyd.pass_bytes + kpp + hamerly_bytes(n, d, k));
+	EXPECT_TRUE(ham_only.resident);
+	EXPECT_FALSE(ham_only.yinyang);
+	EXPECT_FALSE(ham_only.hamerly) << "no room for the group bounds: Lloyd's passes";
+	Plan		with = make_plan(n, d, k, yy, h100(),
+								 lloyd.pass_bytes + kpp + hamerly_bytes(n, d, k) + yinyang_bytes(n, k));
+	EXPECT_TRUE(with.yinyang);
+	EXPECT_LE(with.pass_bytes + kpp, with.budget);
+	EXPECT_FALSE(make_plan(n, d, k, yy, h100(), n * d).yinyang) << "streamed";
+	EXPECT_FALSE(make_plan(20000, 1100, 16, yy, h100(), big).yinyang) << "d > 1024";
 }
 
 /* The H100 suite's engine shapes (bench/gpu_bench.cpp) at the card's free memory: all resident. */

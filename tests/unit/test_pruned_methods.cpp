@@ -305,11 +305,12 @@ TEST(AutoMethod, EstimateCountsTheBounds)
 }
 
 /*
- * Of the pruned methods only Hamerly runs on the GPU: device 'gpu' refuses
- * the others, 'auto' falls back and says why; Hamerly is asked of the plugin.
+ * Of the pruned methods only Hamerly and Yinyang run on the GPU: device
+ * 'gpu' refuses the others, 'auto' falls back and says why; Hamerly and
+ * Yinyang are asked of the plugin.
  */
 #ifdef PGKM_FAKE_CUDA_PLUGIN
-TEST(PrunedDevice, GpuRunsLloydHamerlyAndAutoOnly)
+TEST(PrunedDevice, GpuRunsLloydHamerlyYinyangAndAutoOnly)
 {
 	const std::string saved = pgkm_internal_set_driver_library("");
 	std::vector<float> x = {0, 0, 0, 1, 10, 10, 10, 11};
@@ -319,12 +320,12 @@ TEST(PrunedDevice, GpuRunsLloydHamerlyAndAutoOnly)
 	o.device = PGKM_DEVICE_GPU;
 	EngineResult r = run_engine(x, 2, o);
 	EXPECT_EQ(r.status, PGKM_ERR_GPU_UNAVAILABLE);
-	EXPECT_EQ(r.err, "method \"elkan\" runs on the CPU only; the GPU engine runs \"lloyd\", \"hamerly\" and \"auto\"");
+	EXPECT_EQ(r.err, "method \"elkan\" runs on the CPU only; the GPU engine runs \"lloyd\", \"hamerly\", \"yinyang\" and \"auto\"");
 	o.device = PGKM_DEVICE_AUTO;
 	r = run_engine(x, 2, o);
 	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
 	EXPECT_EQ(r.device, "cpu");
-	EXPECT_EQ(r.fallback, "method \"elkan\" runs on the CPU only; the GPU engine runs \"lloyd\", \"hamerly\" and \"auto\"");
+	EXPECT_EQ(r.fallback, "method \"elkan\" runs on the CPU only; the GPU engine runs \"lloyd\", \"hamerly\", \"yinyang\" and \"auto\"");
 	EXPECT_EQ(r.method_used, "elkan");
 	o.method = PGKM_METHOD_AUTO;
 	r = run_engine(x, 2, o);
@@ -332,14 +333,15 @@ TEST(PrunedDevice, GpuRunsLloydHamerlyAndAutoOnly)
 	EXPECT_EQ(r.device, "gpu");
 	EXPECT_EQ(r.method_used, "lloyd");
 	for (int dev : {PGKM_DEVICE_GPU, PGKM_DEVICE_AUTO})
-	{
-		o.method = PGKM_METHOD_HAMERLY;
-		o.device = dev;
-		r = run_engine(x, 2, o);
-		ASSERT_EQ(r.status, PGKM_DONE) << r.err;
-		EXPECT_EQ(r.device, "gpu");
-		EXPECT_EQ(r.method_used, "hamerly") << "the fake plugin echoes the method it was asked for";
-	}
+		for (int32_t m : {PGKM_METHOD_HAMERLY, PGKM_METHOD_YINYANG})
+		{
+			o.method = m;
+			o.device = dev;
+			r = run_engine(x, 2, o);
+			ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+			EXPECT_EQ(r.device, "gpu");
+			EXPECT_EQ(r.method_used, pgkm_method_name(m)) << "the fake plugin echoes the method it was asked for";
+		}
 	pgkm_internal_set_driver_library(saved.c_str());
 }
 #endif
