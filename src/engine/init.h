@@ -43,7 +43,7 @@ int32_t		kmeanspp_sampled_cpu(const float *x, int64_t n, int32_t d, int32_t k, u
 								 ThreadPool *pool, double *centers, double *potential);
 
 /* k-means++'s sample: max(KPP_SAMPLE_MIN, KPP_SAMPLE_PER_CENTER k) rows, at most n. */
-constexpr int64_t KPP_SAMPLE_PER_CENTER = 64;
+constexpr int64_t KPP_SAMPLE_PER_CENTER = 32;
 constexpr int64_t KPP_SAMPLE_MIN = 16384;
 /* The sample's draws: a stream of seed ^ this (the GPU plugin's, cuda/kmeanspp.cu). */
 constexpr uint64_t KPP_SAMPLE_STREAM = 0x5851f42d4c957f2dULL;

@@ -55,8 +55,9 @@ start_of(const std::vector<float> &x, int32_t d, int32_t k, uint64_t seed, int t
 TEST(KmeansppSample, SizeIsRowsPerCenterWithAFloorAtMostN)
 {
 	EXPECT_EQ(pgkm::kpp_sample_size(1000000, 8), 16384);
-	EXPECT_EQ(pgkm::kpp_sample_size(1000000, 1024), 65536);
+	EXPECT_EQ(pgkm::kpp_sample_size(1000000, 1024), 32768);
 	EXPECT_EQ(pgkm::kpp_sample_size(200000, 256), 16384);
+	EXPECT_EQ(pgkm::kpp_sample_size(200000, 2048), 65536);
 	EXPECT_EQ(pgkm::kpp_sample_size(20000, 8), 16384);
 	EXPECT_EQ(pgkm::kpp_sample_size(5000, 1024), 5000);
 	const int64_t saved = pgkm_internal_set_kpp_sample(0, 0);
