@@ -5,10 +5,12 @@
  *
  *   build/bench/init_bench X.f32 n d k threads max_iter init seed [C.f64] [INIT.f64] [FINAL.f64]
  *
- * X.f32: n x d float32 rows; init: pp (k-means++), par (k-means||; its
+ * X.f32: n x d float32 rows; init: pp (k-means++; its sample from
+ * PGKM_BENCH_KPP_SAMPLE="rows_per_center,min_rows" when set), ppfull
+ * (greedy k-means++ on every row), par (k-means||; its
  * rounds and oversampling factor from PGKM_BENCH_KPAR="rounds,factor" when
  * set), random, or given (C.f64 holds k x d fp64 centroids; pass "-" otherwise). Lloyd runs max_iter
- * iterations (tol 0, method lloyd, so every pass costs the same). Writes the
+ * iterations (tol 0 unless PGKM_BENCH_TOL is set, method lloyd, so every pass costs the same). Writes the
  * initial and the final centroids when named. Prints one JSON object: the
  * init time, each iteration's time (seconds), iterations, inertia, k.
  */
@@ -36,7 +38,7 @@ main(int argc, char **argv)
 {
 	if (argc < 9)
 	{
-		fprintf(stderr, "usage: %s X.f32 n d k threads max_iter pp|par|random|given seed "
+		fprintf(stderr, "usage: %s X.f32 n d k threads max_iter pp|ppfull|par|random|given seed "
 				"[C.f64|-] [INIT.f64] [FINAL.f64]\n", argv[0]);
 		return 2;
 	}
@@ -58,7 +60,7 @@ main(int argc, char **argv)
 	o.method = PGKM_METHOD_LLOYD;
 	o.n_threads = threads;
 	o.max_iter = max_iter;
-	o.tol = 0;
+	o.tol = getenv("PGKM_BENCH_TOL") ? atof(getenv("PGKM_BENCH_TOL")) : 0;
 	o.seed = seed;
 	std::vector<double> given;
 	if (strcmp(init, "given") == 0)
@@ -74,7 +76,17 @@ main(int argc, char **argv)
 	else if (strcmp(init, "random") == 0)
 		o.init = PGKM_INIT_RANDOM;
 	else if (strcmp(init, "pp") == 0)
+	{
 		o.init = PGKM_INIT_KMEANSPP;
+		const char *sample = getenv("PGKM_BENCH_KPP_SAMPLE");
+		if (sample)
+			pgkm_internal_set_kpp_sample(atoll(sample), strchr(sample, ',') ? atoll(strchr(sample, ',') + 1) : 0);
+	}
+	else if (strcmp(init, "ppfull") == 0)
+	{
+		o.init = PGKM_INIT_KMEANSPP;
+		pgkm_internal_set_kpp_sample(0, 0);
+	}
 	else if (strcmp(init, "par") == 0)
 	{
 		o.init = PGKM_INIT_KMEANS_PARALLEL;

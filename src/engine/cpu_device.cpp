@@ -117,7 +117,7 @@ public:
 
 	int32_t		kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potential) override
 	{
-		int32_t		found = kmeanspp_cpu(x_, n_, d_, k, seed, pool_, centroids, potential, nullptr);
+		int32_t		found = kmeanspp_sampled_cpu(x_, n_, d_, k, seed, pool_, centroids, potential);
 		set_centroids(centroids, found);
 		return found;
 	}

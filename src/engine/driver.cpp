@@ -20,8 +20,9 @@
  *     then every row coincides with a centroid (result.k < k_requested).
  *     No empty cluster is ever returned.
  *   - progress.inertia of the init step is the k-means++ potential on the
- *     CPU, NaN where it is not computed (random, given, k-means||, GPU
- *     k-means++).
+ *     CPU when it ran on every row, NaN where it is not computed (random,
+ *     given, k-means||, k-means++ on a sample: CPU tables above the sample
+ *     size, GPU).
  */
 #include "driver.h"
 #include "cpu_assign.h"

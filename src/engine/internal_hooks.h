@@ -23,6 +23,13 @@ int64_t		pgkm_internal_set_kpp_near_room(int64_t pairs);
 /* k-means++ steps evaluated over groups, and those of them whose pick the row-order pass made, since the last call. */
 void		pgkm_internal_kpp_steps(int64_t *grouped, int64_t *undecided);
 
+/*
+ * k-means++'s sample on the CPU: max(min_rows, per_center k) rows, at most n;
+ * per_center 0: every row (full-data greedy k-means++); -1 and -1: the
+ * defaults (init.h). Returns the previous per_center.
+ */
+int64_t		pgkm_internal_set_kpp_sample(int64_t per_center, int64_t min_rows);
+
 /* k-means||'s rounds and oversampling factor l / k (0 and 0: the defaults); returns the previous rounds. */
 int32_t		pgkm_internal_set_kmeans_parallel(int32_t rounds, double oversampling);
 

@@ -4,8 +4,9 @@
  *
  * Streamed runs are checked against resident runs of the same data and seed
  * (identical centroids by construction: the same sample, the same kernels).
- * The CPU engine is not the reference here: its k-means++ runs on every row,
- * the GPU's on a sample, so they differ by design. Budgets are derived from
+ * The CPU engine is not the reference here: its k-means++ draws its sample
+ * by the same strata rule but of its own size (max(16384, 32 k) rows), and
+ * sums differently, so they differ by design. Budgets are derived from
  * the plugin's own plan (cuda/plan.h) with this device's limits, so each test
  * lands where it means to: data 4x the budget with the full sample, all rows
  * streamed, a sample cut by the budget, and a budget below k sample rows.

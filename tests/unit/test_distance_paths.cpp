@@ -177,9 +177,11 @@ TEST(DistancePaths, KmeansppIsDeterministicAcrossThreadsWithGemm)
  * computing every distance, at small d (winner's distances recomputed) and
  * large d (kept from the trial pass), for 1 and 3 threads, and the potential
  * (progress inertia of the init step) equals a brute-force fp64 check.
+ * Every row (20,000 is above the sample size), so that the potential is reported.
  */
 TEST(DistancePaths, KmeansppPruningChangesNothing)
 {
+	const int64_t saved_sample = pgkm_internal_set_kpp_sample(0, 0);
 	for (int d : {3, 40})
 	{
 		auto		x = blobs(20000, d, 40, 31 + d, 0.5);
@@ -213,4 +215,5 @@ TEST(DistancePaths, KmeansppPruningChangesNothing)
 		}
 		EXPECT_NEAR(rs[0].progress[0].inertia, pot, 1e-5 * pot) << "d " << d;
 	}
+	pgkm_internal_set_kpp_sample(saved_sample, -1);
 }

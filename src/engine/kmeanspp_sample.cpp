@@ -1,0 +1,83 @@
+/*
+ * kmeanspp_sample.cpp: the CPU device's k-means++ (init.h): greedy
+ * k-means++ (kmeanspp_cpu) on a stratified sample of the rows when the table
+ * is larger than the sample, so that init costs a few Lloyd iterations; on
+ * every row otherwise (then it is kmeanspp_cpu's result, bit for bit).
+ *
+ * The sample is the GPU plugin's rule (cuda/kmeanspp.cu): ns rows, row i
+ * drawn uniformly from the i-th of ns equal strata [i n / ns, (i + 1) n / ns)
+ * by a SplitMix64 stream of seed ^ KPP_SAMPLE_STREAM. Its size is by rows per
+ * centre (KPP_SAMPLE_PER_CENTER k, at least KPP_SAMPLE_MIN): chosen by the
+ * quality check in bench/RESULTS.md ("k-means++ on a sample").
+ */
+#include "init.h"
+#include "internal_hooks.h"
+#include "rng.h"
+#include "thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace pgkm
+{
+
+/* -1: the defaults; 0 rows per centre: every row (full-data greedy k-means++) */
+static std::atomic<int64_t> sample_per_center {-1}, sample_min {-1};
+
+extern "C" int64_t
+pgkm_internal_set_kpp_sample(int64_t per_center, int64_t min_rows)
+{
+	sample_min.store(min_rows);
+	return sample_per_center.exchange(per_center);
+}
+
+int64_t
+kpp_sample_size(int64_t n, int32_t k)
+{
+	const int64_t per = sample_per_center.load(std::memory_order_relaxed);
+	const int64_t lo = sample_min.load(std::memory_order_relaxed);
+	if (per == 0)
+		return n;
+	const int64_t want = std::max<int64_t>(lo < 0 ? KPP_SAMPLE_MIN : lo,
+										   (per < 0 ? KPP_SAMPLE_PER_CENTER : per) * (int64_t) k);
+	return std::min(n, want);
+}
+
+void
+kpp_strata_rows(int64_t n, int64_t ns, uint64_t seed, int64_t *rows)
+{
+	SplitMix64	rng(seed ^ KPP_SAMPLE_STREAM);
+	for (int64_t i = 0; i < ns; i++)
+	{
+		const int64_t lo = (int64_t) ((unsigned __int128) i * n / ns);
+		const int64_t hi = (int64_t) ((unsigned __int128) (i + 1) * n / ns);
+		rows[i] = lo + (int64_t) (rng.next() % (uint64_t) (hi - lo));
+	}
+}
+
+int32_t
+kmeanspp_sampled_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed,
+					 ThreadPool *pool, double *centers, double *potential)
+{
+	const int64_t ns = kpp_sample_size(n, k);
+	if (ns >= n)
+		return kmeanspp_cpu(x, n, d, k, seed, pool, centers, potential, nullptr);
+	std::vector<int64_t> rows(ns);
+	kpp_strata_rows(n, ns, seed, rows.data());
+	std::vector<float> xs((size_t) ns * d);
+	constexpr int64_t block = 4096;
+	pool->parallel_for((ns + block - 1) / block, [&](int64_t b, int) {
+		for (int64_t i = b * block; i < std::min(ns, (b + 1) * block); i++)
+			memcpy(&xs[(size_t) i * d], x + rows[i] * d, sizeof(float) * d);
+	});
+	/* centers are sample rows, so rows of x; the potential is over the sample only, so not reported */
+	const int32_t found = kmeanspp_cpu(xs.data(), ns, d, k, seed, pool, centers, nullptr, nullptr);
+	if (potential)
+		*potential = std::numeric_limits<double>::quiet_NaN();
+	return found;
+}
+
+}							/* namespace pgkm */
