@@ -7,7 +7,9 @@
  * and 1: well clustered). Per run: iterations, median ms per iteration,
  * total (create .. result), the fraction of distance computations skipped
  * (1 - computed / n k per pass, the final assignment included), and the
- * final inertia, which must be the same for both methods.
+ * final inertia, which must be the same for every method.
+ * PGKM_BENCH_METHODS (comma-separated, lloyd first) picks the methods:
+ * lloyd,hamerly when unset, e.g. lloyd,hamerly,elkan,sort.
  */
 #include "gpu_bench.h"
 
@@ -16,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace
 {
@@ -60,8 +63,24 @@ hamerly_bench(const Plugin &pl, int64_t max_n)
 		{10000000, 16, 1024, -10, 10, 0.5, 300, "blobs, sigma 0.5"},
 		{10000000, 128, 1024, -10, 10, 1.0, 100, "blobs, sigma 1"},
 	};
-	printf("\n#### --hamerly: 'hamerly' vs 'lloyd' on the GPU, engine API (device gpu, init random rows seed 1, tol 0,\n"
+	printf("\n#### --hamerly: the bounded methods vs 'lloyd' on the GPU, engine API (device gpu, init random rows seed 1, tol 0,\n"
 		   "#### stop when no label changes or at max_iter); ms/it = median iteration, it1 = the first; total = create..result\n");
+	std::vector<int> methods;
+	{
+		const char *env = getenv("PGKM_BENCH_METHODS");
+		std::string list = env ? env : "lloyd,hamerly";
+		for (size_t p = 0; p <= list.size();)
+		{
+			const size_t q = std::min(list.find(',', p), list.size());
+			const std::string name = list.substr(p, q - p);
+			for (int m : {PGKM_METHOD_LLOYD, PGKM_METHOD_HAMERLY, PGKM_METHOD_ELKAN, PGKM_METHOD_SORT, PGKM_METHOD_YINYANG})
+				if (name == pgkm_method_name(m))
+					methods.push_back(m);
+			p = q + 1;
+		}
+		if (methods.empty() || methods[0] != PGKM_METHOD_LLOYD)
+			methods.insert(methods.begin(), PGKM_METHOD_LLOYD);
+	}
 	std::vector<float> x;
 	/* PGKM_BENCH_HAMERLY_CASES: the case numbers (0-based, comma-separated) to run, for a profiler; all when unset */
 	const char *only = getenv("PGKM_BENCH_HAMERLY_CASES");
@@ -76,21 +95,21 @@ hamerly_bench(const Plugin &pl, int64_t max_n)
 		printf("\n== n = %lld, d = %d, k = %d, %s, max_iter %d ==\n", (long long) n, c.d, c.k, c.what, c.max_iter);
 		printf("   %-8s | %5s %4s | %9s %9s %9s | %8s | %-8s | %s\n", "method", "iters", "conv", "ms/it", "it1_ms",
 			   "total_s", "skipped", "ran", "inertia/n");
-		EngineRun	r[2];
-		const int	methods[2] = {PGKM_METHOD_LLOYD, PGKM_METHOD_HAMERLY};
-		for (int m = 0; m < 2; m++)
+		std::vector<EngineRun> r(methods.size());
+		for (size_t m = 0; m < methods.size(); m++)
 		{
 			pgkm_options o = gpu_random_options(c.k, c.max_iter, pl.file);
 			o.method = methods[m];
 			r[m] = run_engine(x, n, c.d, o);
-			line(m ? "hamerly" : "lloyd", r[m], n);
+			line(pgkm_method_name(methods[m]), r[m], n);
 			fflush(stdout);
 		}
-		if (r[0].ok && r[1].ok)
-			printf("   speed-up hamerly/lloyd: total %.2fx, per iteration %.2fx; iterations %s; inertia rel. diff %.2e\n",
-				   r[0].total_s / r[1].total_s, median(r[0].iter_s) / median(r[1].iter_s),
-				   r[0].iterations == r[1].iterations ? "equal" : "DIFFER",
-				   std::fabs(r[0].final_inertia - r[1].final_inertia) / r[0].final_inertia);
+		for (size_t m = 1; m < methods.size(); m++)
+			if (r[0].ok && r[m].ok)
+				printf("   speed-up %s/lloyd: total %.2fx, per iteration %.2fx; iterations %s; inertia rel. diff %.2e\n",
+					   pgkm_method_name(methods[m]), r[0].total_s / r[m].total_s,
+					   median(r[0].iter_s) / median(r[m].iter_s), r[0].iterations == r[m].iterations ? "equal" : "DIFFER",
+					   std::fabs(r[0].final_inertia - r[m].final_inertia) / r[0].final_inertia);
 		fflush(stdout);
 	}
 }

@@ -1,6 +1,7 @@
 /*
- * hamerly_args.h: what the kernels of a Hamerly pass get (hamerly.cu,
- * hamerly_label.cu), by value.
+ * hamerly_args.h: what the kernels of a bounded pass get (Hamerly:
+ * hamerly.cu, hamerly_label.cu; Elkan: elkan.cu; sort: sort.cu; the shared
+ * centroid_geometry.cu), by value. Fields a method does not use are null.
  */
 #ifndef PGKM_CUDA_HAMERLY_ARGS_H
 #define PGKM_CUDA_HAMERLY_ARGS_H
@@ -31,6 +32,12 @@ struct HamArgs
 	int64_t		list0, list1;	/* a labelling launch's part of its list */
 	unsigned long long *moved;
 	const float *cfc, *bias, *mu;	/* the path's centred centroids (c' or -2c'), fl(||c'||^2), the centring point */
+	float	   *pairs;			/* k x k: <= ||c_a - c_j|| (row a), or null */
+	int32_t    *pair_idx;		/* k x k: j at (a, j), for the sort's values, or null */
+	float	   *lbound;			/* Elkan, n x k: <= ||x - c_j|| for the centroids cprev */
+	const float *rank_key;		/* sort, k x k: row a's pairs ascending */
+	const int32_t *rank_idx;	/* sort: their centroids */
+	unsigned long long *computed;	/* Elkan, sort: distances computed */
 };
 
 /*

@@ -17,6 +17,7 @@
  *      non-finite values) in fp64, sqdist_exact's own order.
  * Labels, moves and bounds are per row; no order matters.
  */
+#include "device/bounded_row.cuh"
 #include "device/bracket.cuh"
 #include "hamerly_args.h"
 #include "launch.cuh"
@@ -450,7 +451,7 @@ label_fp64_kernel(HamArgs a)
 				const int	lbl = bidx >= 0 ? bidx : 0;
 				moved += a.labels[row] != lbl;
 				a.labels[row] = lbl;
-				a.lower[row] = __dsqrt_rd(fmax(__dsub_rd(__dmul_rd(s, a.glo), a.tiny), 0.0));
+				a.lower[row] = lower_dist(s, a.glo, a.tiny);
 			}
 		}
 	}

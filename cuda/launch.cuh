@@ -34,6 +34,17 @@ struct CentredBound;
 void		launch_label_listed(Run &r, const HamArgs &h, const Bracket &br, const CentredBound *cb, bool last,
 								cudaStream_t s);
 
+/* centroid_geometry.cu: float(c), and drifts and half-distances (drifts), and the pairs' lower bounds (h.pairs). */
+void		launch_centroid_geometry(Run &r, const HamArgs &h, bool drifts, cudaStream_t s);
+
+/*
+ * bounded_pass.cu: a bounded pass's common kernel arguments; its end (the
+ * sorted update, the sums and its 16 bytes of d_open_count to the host,
+ * returned).
+ */
+HamArgs		bounded_args(Run &r);
+const void *finish_bounded_pass(Run &r);
+
 /* pass.cu: a chunk's arguments that every pass sets alike (rows r0 .. r0 + rows - 1). */
 PassArgs	chunk_pass_args(const Run &r, int64_t r0, int64_t rows);
 

@@ -33,7 +33,7 @@
 extern "C" {
 #endif
 
-#define PGKM_CUDA_ABI_VERSION 4
+#define PGKM_CUDA_ABI_VERSION 5
 #define PGKM_CUDA_ENTRY_SYMBOL "pgkm_cuda_get_api"
 
 typedef int (*pgkm_cuda_interrupt_fn) (void *ctx);
@@ -65,12 +65,17 @@ typedef enum pgkm_cuda_sums
 								 * reference the private sums are tested against */
 } pgkm_cuda_sums;
 
-/* How iterate() assigns (config.method); both give the same labels. */
+/*
+ * How iterate() assigns (config.method); all give the same labels. The
+ * pruned methods run on resident rows with d <= 1024 whose plan also holds
+ * their state; others run Lloyd's passes (and iterate reports lloyd).
+ */
 typedef enum pgkm_cuda_method
 {
 	PGKM_CUDA_METHOD_LLOYD = 0,	/* every row against every centroid */
-	PGKM_CUDA_METHOD_HAMERLY = 1	/* rows whose bounds prove their label are skipped
-								 * (resident runs with d <= 1024; others run Lloyd) */
+	PGKM_CUDA_METHOD_HAMERLY = 1,	/* rows whose one lower bound proves their label are skipped */
+	PGKM_CUDA_METHOD_ELKAN = 3,	/* k lower bounds per row: only unproven centroids computed */
+	PGKM_CUDA_METHOD_SORT = 4	/* Wu & Hong: each row walks its centroid's ranked neighbours */
 } pgkm_cuda_method;
 
 typedef struct pgkm_cuda_config

@@ -70,6 +70,8 @@ struct Settings
 	int			gemm_blocks_per_sm = 4;
 	int64_t		gemm_tile_bytes = 16LL << 20;
 	bool		hamerly = false;	/* config.method: prune with Hamerly's bounds where the plan allows */
+	bool		elkan = false;	/* likewise with Elkan's k bounds per row */
+	bool		sort = false;	/* likewise with Wu & Hong's ranked centroids */
 };
 
 /* Throws Failure {PGKM_ERR_INVALID} for a value out of range. */
@@ -102,6 +104,8 @@ struct Plan
 								 * (chunk copies, GEMM tile, distances), lent to init */
 	bool		hamerly = false;	/* iterate() prunes with Hamerly's bounds (hamerly.cu): asked
 									 * for, resident with its bounds, d <= TILED_MAX_D */
+	bool		elkan = false;	/* likewise with Elkan's (elkan.cu) */
+	bool		sort = false;	/* likewise with Wu & Hong's (sort.cu), k^2 <= SORT_MAX_PAIRS */
 };
 
 /*
@@ -122,6 +126,14 @@ int64_t		kpp_rows_within(int64_t want, int64_t avail, int d, int k, int sms, boo
 
 /* Hamerly: device bytes of its bounds, lists of rows to label, centroid geometry. */
 int64_t		hamerly_bytes(int64_t n, int d, int k);
+
+/* Elkan: device bytes of its k bounds per row, reference centroids, geometry, inter-centroid bounds. */
+int64_t		elkan_bytes(int64_t n, int d, int k);
+
+/* Sort: device bytes of the ranked inter-centroid bounds and the segmented sort's scratch (counted). */
+static constexpr int64_t SORT_MAX_PAIRS = INT32_MAX;	/* the segmented sort counts items in int */
+int64_t		sort_bytes(int k);
+int64_t		sort_scratch_bytes(int k);
 
 /* TILED: bytes per chunk row of the list of rows to decide (the row, and its candidates' mask when k <= 64). */
 int64_t		tiled_list_row_bytes(int k);

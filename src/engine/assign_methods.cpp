@@ -44,10 +44,11 @@ make_bounded_assign(int32_t method, const float *x, int64_t n, int32_t d, int32_
 bool
 method_on_gpu(int32_t method, std::string *why)
 {
-	if (method == PGKM_METHOD_LLOYD || method == PGKM_METHOD_AUTO || method == PGKM_METHOD_HAMERLY)
+	if (method == PGKM_METHOD_LLOYD || method == PGKM_METHOD_AUTO || method == PGKM_METHOD_HAMERLY ||
+		method == PGKM_METHOD_ELKAN || method == PGKM_METHOD_SORT)
 		return true;
 	*why = std::string("method \"") + pgkm_method_name(method) +
-		"\" runs on the CPU only; the GPU engine runs \"lloyd\", \"hamerly\" and \"auto\"";
+		"\" runs on the CPU only; the GPU engine runs \"lloyd\", \"hamerly\", \"elkan\", \"sort\" and \"auto\"";
 	return false;
 }
 

@@ -72,6 +72,13 @@ debug_decided(void *h)
 }
 
 int
+debug_method(void *h)
+{
+	static auto f = debug_export<int (*) (void *)>("pgkm_cuda_debug_method");
+	return f ? f(h) : -1;
+}
+
+int
 debug_hamerly(void *h)
 {
 	static auto f = debug_export<int (*) (void *)>("pgkm_cuda_debug_hamerly");

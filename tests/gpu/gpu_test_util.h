@@ -29,6 +29,7 @@ int64_t		debug_kpp_rows(void *h);
 int64_t		debug_decided(void *h);	/* rows the last pass decided in fp64 */
 int			debug_hamerly(void *h);	/* 1 when iterate() prunes with Hamerly's bounds */
 int64_t		debug_listed(void *h);	/* rows the last Hamerly pass labelled against every centroid */
+int			debug_method(void *h);	/* the pgkm_cuda_method iterate() prunes with, 0: Lloyd's passes */
 
 /* A config on the default device with production switches; deterministic unless det = 0. */
 pgkm_cuda_config plugin_config(int det = 1, int64_t memory_limit = 0);

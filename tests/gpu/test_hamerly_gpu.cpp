@@ -6,7 +6,7 @@
  * the CPU engine's within its sums' rounding, inertia to 1e-12 relatively;
  * and on clustered data most distances skipped.
  */
-#include "gpu_test_util.h"
+#include "bounded_gpu_util.h"
 #include "near_ties.h"
 
 #include <gtest/gtest.h>
@@ -19,86 +19,15 @@ namespace
 {
 
 pgkm_test::EngineResult
-run_method(const std::vector<float> &x, int d, const std::vector<double> &init, int method, int device,
-		   int max_iter, int64_t mem_limit = 0)
-{
-	const int	k = (int) (init.size() / d);
-	pgkm_options o = gpu_test_options(k, &init, device, max_iter, mem_limit);
-	o.method = method;
-	pgkm_test::EngineResult r = pgkm_test::run_engine(x, d, o);
-	EXPECT_EQ(r.status, PGKM_DONE) << r.err;
-	return r;
-}
-
-/* Hamerly on the GPU is Lloyd on the GPU and on the CPU; returns the Hamerly run. */
-pgkm_test::EngineResult
 expect_exact(const std::vector<float> &x, int d, const std::vector<double> &init, int max_iter,
 			 const std::string &what)
 {
-	SCOPED_TRACE(what);
-	pgkm_test::EngineResult gh = run_method(x, d, init, PGKM_METHOD_HAMERLY, PGKM_DEVICE_GPU, max_iter);
-	pgkm_test::EngineResult gl = run_method(x, d, init, PGKM_METHOD_LLOYD, PGKM_DEVICE_GPU, max_iter);
-	pgkm_test::EngineResult cl = run_method(x, d, init, PGKM_METHOD_LLOYD, PGKM_DEVICE_CPU, max_iter);
-	EXPECT_EQ(gh.device, "gpu");
-	EXPECT_EQ(gh.method_used, "hamerly");
-	EXPECT_EQ(gh.labels, gl.labels);
-	EXPECT_EQ(gh.iterations, gl.iterations);
-	EXPECT_EQ(gh.k, gl.k);
-	EXPECT_EQ(gh.centroids, gl.centroids) << "the same labels give the same fixed-point sums";
-	EXPECT_EQ(gh.sizes, gl.sizes);
-	EXPECT_NEAR(gh.inertia, gl.inertia, 1e-12 * gl.inertia);
-	EXPECT_EQ(gh.progress.size(), gl.progress.size());
-	for (size_t i = 0; i < std::min(gh.progress.size(), gl.progress.size()); i++)
-	{
-		EXPECT_EQ(gh.progress[i].moved, gl.progress[i].moved) << "step " << i;
-		if (!std::isnan(gl.progress[i].inertia))	/* NaN at a given init */
-		{
-			EXPECT_NEAR(gh.progress[i].inertia, gl.progress[i].inertia, 1e-12 * gl.progress[i].inertia) << "step " << i;
-		}
-	}
-	expect_same_run(gh, cl);
-	EXPECT_LE(gh.distance_computations, gh.distance_computations_lloyd);
-	return gh;
-}
-
-/* The first k rows as centroids. */
-std::vector<double>
-first_rows(const std::vector<float> &x, int d, int k)
-{
-	return std::vector<double>(x.begin(), x.begin() + (size_t) k * d);
-}
-
-/* n rows on an integer grid, (7 i + 13 j) mod m: many rows at equal distances. */
-std::vector<float>
-integer_grid(int64_t n, int d, int m)
-{
-	std::vector<float> g;
-	for (int64_t i = 0; i < n; i++)
-		for (int j = 0; j < d; j++)
-			g.push_back((float) ((i * 7 + j * 13) % m));
-	return g;
-}
-
-/* n rows, `distinct` of them distinct: row i is (i mod distinct) step + j col_step. */
-std::vector<float>
-repeated_rows(int64_t n, int d, int distinct, int step, double col_step)
-{
-	std::vector<float> x;
-	for (int64_t i = 0; i < n; i++)
-		for (int j = 0; j < d; j++)
-			x.push_back((float) ((i % distinct) * step + j * col_step));
-	return x;
+	return expect_exact_method(x, d, init, max_iter, PGKM_METHOD_HAMERLY, what);
 }
 
 }							/* namespace */
 
 /* Rows near the bisector of two centroids (1e-4 .. 1e-10 of their separation), every path's storage. */
-struct TieShape
-{
-	int64_t		n;
-	int			d, k;
-	double		offset;
-};
 class HamerlyNearTies : public ::testing::TestWithParam<TieShape> {};
 
 TEST_P(HamerlyNearTies, SameRunAsLloyd)

@@ -305,41 +305,43 @@ TEST(AutoMethod, EstimateCountsTheBounds)
 }
 
 /*
- * Of the pruned methods only Hamerly runs on the GPU: device 'gpu' refuses
- * the others, 'auto' falls back and says why; Hamerly is asked of the plugin.
+ * Of the pruned methods Hamerly, Elkan and sort run on the GPU: device 'gpu'
+ * refuses yinyang, 'auto' falls back and says why; the others are asked of
+ * the plugin.
  */
 #ifdef PGKM_FAKE_CUDA_PLUGIN
-TEST(PrunedDevice, GpuRunsLloydHamerlyAndAutoOnly)
+TEST(PrunedDevice, GpuRunsLloydHamerlyElkanSortAndAutoOnly)
 {
 	const std::string saved = pgkm_internal_set_driver_library("");
 	std::vector<float> x = {0, 0, 0, 1, 10, 10, 10, 11};
 	pgkm_options o = cpu_options(2);
 	o.gpu_plugin_path = PGKM_FAKE_CUDA_PLUGIN;
-	o.method = PGKM_METHOD_ELKAN;
+	o.method = PGKM_METHOD_YINYANG;
 	o.device = PGKM_DEVICE_GPU;
 	EngineResult r = run_engine(x, 2, o);
 	EXPECT_EQ(r.status, PGKM_ERR_GPU_UNAVAILABLE);
-	EXPECT_EQ(r.err, "method \"elkan\" runs on the CPU only; the GPU engine runs \"lloyd\", \"hamerly\" and \"auto\"");
+	EXPECT_EQ(r.err, "method \"yinyang\" runs on the CPU only; the GPU engine runs \"lloyd\", \"hamerly\", \"elkan\", \"sort\" and \"auto\"");
 	o.device = PGKM_DEVICE_AUTO;
 	r = run_engine(x, 2, o);
 	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
 	EXPECT_EQ(r.device, "cpu");
-	EXPECT_EQ(r.fallback, "method \"elkan\" runs on the CPU only; the GPU engine runs \"lloyd\", \"hamerly\" and \"auto\"");
-	EXPECT_EQ(r.method_used, "elkan");
+	EXPECT_EQ(r.fallback, "method \"yinyang\" runs on the CPU only; the GPU engine runs \"lloyd\", \"hamerly\", \"elkan\", \"sort\" and \"auto\"");
+	EXPECT_EQ(r.method_used, "yinyang");
 	o.method = PGKM_METHOD_AUTO;
 	r = run_engine(x, 2, o);
 	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
 	EXPECT_EQ(r.device, "gpu");
 	EXPECT_EQ(r.method_used, "lloyd");
 	for (int dev : {PGKM_DEVICE_GPU, PGKM_DEVICE_AUTO})
-	{
-		o.method = PGKM_METHOD_HAMERLY;
-		o.device = dev;
-		r = run_engine(x, 2, o);
-		ASSERT_EQ(r.status, PGKM_DONE) << r.err;
-		EXPECT_EQ(r.device, "gpu");
-		EXPECT_EQ(r.method_used, "hamerly") << "the fake plugin echoes the method it was asked for";
-	}
+		for (int32_t m : {PGKM_METHOD_HAMERLY, PGKM_METHOD_ELKAN, PGKM_METHOD_SORT})
+		{
+			o.method = m;
+			o.device = dev;
+			r = run_engine(x, 2, o);
+			ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+			EXPECT_EQ(r.device, "gpu");
+			EXPECT_EQ(r.method_used, pgkm_method_name(m)) << "the fake plugin echoes the method it was asked for";
+		}
 	pgkm_internal_set_driver_library(saved.c_str());
 }
 #endif
