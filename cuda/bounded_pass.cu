@@ -80,4 +80,38 @@ finish_bounded_pass(Run &r)
 	return h_counts;
 }
 
+/*
+ * Rows [0, n) in launches of about 0.25 TFLOP of fp64 work at most (h.list0,
+ * h.list1 set per launch), the interrupt polled between them.
+ */
+void
+run_row_slices(Run &r, HamArgs &h, void (*launch)(const HamArgs &, int, cudaStream_t))
+{
+	const int64_t slice = std::max<int64_t>(8192, (int64_t) (2.5e11 / (3.0 * r.d * r.k)));
+	cudaStream_t s = r.buf.s_comp;
+	for (int64_t s0 = 0; s0 < r.n; s0 += slice)
+	{
+		h.list0 = s0;
+		h.list1 = std::min(r.n, s0 + slice);
+		launch(h, 16 * r.limits.sms, s);
+		r.launches++;
+		if (h.list1 < r.n)
+		{
+			CK(cudaStreamSynchronize(s));
+			check_interrupt(r);
+		}
+	}
+}
+
+/* finish_bounded_pass for a method whose kernels count their distances in d_open_count's first 8 bytes. */
+void
+finish_counted_pass(Run &r, int32_t method)
+{
+	const unsigned long long *counts = static_cast<const unsigned long long *>(finish_bounded_pass(r));
+	r.distances = (int64_t) counts[0];
+	r.listed = 0;
+	r.decided = 0;
+	r.pruned_method = method;
+}
+
 }							/* namespace pgkm_cuda */

@@ -44,6 +44,10 @@ void		launch_centroid_geometry(Run &r, const HamArgs &h, bool drifts, cudaStream
  */
 HamArgs		bounded_args(Run &r);
 const void *finish_bounded_pass(Run &r);
+/* bounded_pass.cu: launch(h, grid, stream) over the rows in slices, interrupts polled between. */
+void		run_row_slices(Run &r, HamArgs &h, void (*launch)(const HamArgs &, int, cudaStream_t));
+/* bounded_pass.cu: finish_bounded_pass, then the distances its kernels counted (d_open_count) and method. */
+void		finish_counted_pass(Run &r, int32_t method);
 
 /* pass.cu: a chunk's arguments that every pass sets alike (rows r0 .. r0 + rows - 1). */
 PassArgs	chunk_pass_args(const Run &r, int64_t r0, int64_t rows);

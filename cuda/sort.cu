@@ -30,7 +30,6 @@
 
 #include <cub/device/device_segmented_sort.cuh>
 
-#include <algorithm>
 #include <vector>
 
 namespace pgkm_cuda
@@ -141,27 +140,11 @@ run_sort_pass(Run &r)
 	r.launches++;
 	h.rank_key = keys.Current();
 	h.rank_idx = vals.Current();
-	/* rows in launches of about 0.25 TFLOP of fp64 work at most, so that interrupts are seen */
-	const int64_t slice = std::max<int64_t>(8192, (int64_t) (2.5e11 / (3.0 * r.d * r.k)));
-	const int	grid = 16 * r.limits.sms;
-	for (int64_t s0 = 0; s0 < r.n; s0 += slice)
-	{
-		h.list0 = s0;
-		h.list1 = std::min(r.n, s0 + slice);
-		sort_kernel<<<grid, SK_THREADS, 0, s>>>(h);
+	run_row_slices(r, h, [](const HamArgs &a, int grid, cudaStream_t st) {
+		sort_kernel<<<grid, SK_THREADS, 0, st>>>(a);
 		CKLAUNCH("sort_kernel");
-		r.launches++;
-		if (h.list1 < r.n)
-		{
-			CK(cudaStreamSynchronize(s));
-			check_interrupt(r);
-		}
-	}
-	const unsigned long long *counts = static_cast<const unsigned long long *>(finish_bounded_pass(r));
-	r.distances = (int64_t) counts[0];
-	r.listed = 0;
-	r.decided = 0;
-	r.pruned_method = PGKM_CUDA_METHOD_SORT;
+	});
+	finish_counted_pass(r, PGKM_CUDA_METHOD_SORT);
 }
 
 }							/* namespace pgkm_cuda */
