@@ -37,13 +37,9 @@ static constexpr int EK_WARPS = EK_THREADS / 32;
 __global__ void __launch_bounds__(EK_THREADS)
 elkan_kernel(HamArgs a)
 {
-	const int	lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	const int	lane = threadIdx.x & 31;
 	const int	d = a.d, k = a.k;
-	unsigned	moved = 0;
-	unsigned long long computed = 0;
-	for (int64_t i = a.list0 + (int64_t) blockIdx.x * EK_WARPS + warp; i < a.list1;
-		 i += (int64_t) gridDim.x * EK_WARPS)
-	{
+	label_rows<EK_WARPS>(a, [&](int64_t i, unsigned long long &computed) {
 		const size_t o = (size_t) i * d;
 		const float *x = a.x + o, *xlo = a.xlo ? a.xlo + o : nullptr;
 		float	   *lb = a.lbound + (size_t) i * k;
@@ -79,17 +75,8 @@ elkan_kernel(HamArgs a)
 			lb[j] = __double2float_rd(lo);
 		}
 		warp_fold_exact(best, bi);
-		if (lane == 0)
-		{
-			const int	lbl = bi >= 0 ? bi : 0;
-			moved += a.labels[i] != lbl;
-			a.labels[i] = lbl;
-		}
-	}
-	if (moved)
-		atomicAdd(a.moved, (unsigned long long) moved);
-	if (computed)
-		atomicAdd(a.computed, computed);
+		return bi;
+	});
 }
 
 /* One iteration's pass with Elkan's bounds; the results land where run_pass puts them. */

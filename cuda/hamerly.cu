@@ -2,9 +2,10 @@
  * hamerly.cu: iterate() with Hamerly's bounds (plan.hamerly: resident rows,
  * d <= 1024), exact: every label is the fp64 argmin of sqdist_exact (lowest
  * index on exact ties), as run_pass's, so the run is Lloyd's. Per pass:
- *   1. per centroid j (centroid_geometry.cu): float(c_j) for step 3, and (not the first pass) by
- *      directed rounding its drift delta_j >= ||c_j - c'_j|| (c' the
- *      centroids the bounds refer to) and s_j <= min_{j' != j} ||c_j - c_j'|| / 2;
+ *   1. per centroid j (centroid_geometry.cu): float(c_j) for step 3, and
+ *      (not the first pass) by directed rounding its drift
+ *      delta_j >= ||c_j - c'_j|| (c' the centroids the bounds refer to) and
+ *      s_j <= min_{j' != j} ||c_j - c_j'|| / 2;
  *   2. a warp per 32 rows: each row's fp64 distance e to its label's centroid
  *      (any order), its lower bound l -= the largest drift of another
  *      centroid, and the row listed unless its label is proven (below);

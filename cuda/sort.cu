@@ -42,13 +42,9 @@ static constexpr int SK_WARPS = SK_THREADS / 32;
 __global__ void __launch_bounds__(SK_THREADS)
 sort_kernel(HamArgs a)
 {
-	const int	lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	const int	lane = threadIdx.x & 31;
 	const int	d = a.d, k = a.k;
-	unsigned	moved = 0;
-	unsigned long long computed = 0;
-	for (int64_t i = a.list0 + (int64_t) blockIdx.x * SK_WARPS + warp; i < a.list1;
-		 i += (int64_t) gridDim.x * SK_WARPS)
-	{
+	label_rows<SK_WARPS>(a, [&](int64_t i, unsigned long long &computed) {
 		const size_t o = (size_t) i * d;
 		const float *x = a.x + o, *xlo = a.xlo ? a.xlo + o : nullptr;
 		const int	la = a.first ? 0 : a.labels[i];
@@ -78,17 +74,8 @@ sort_kernel(HamArgs a)
 			if (all != FULL)
 				break;
 		}
-		if (lane == 0)
-		{
-			const int	lbl = bi >= 0 ? bi : 0;
-			moved += a.labels[i] != lbl;
-			a.labels[i] = lbl;
-		}
-	}
-	if (moved)
-		atomicAdd(a.moved, (unsigned long long) moved);
-	if (computed)
-		atomicAdd(a.computed, computed);
+		return bi;
+	});
 }
 
 void
