@@ -6,7 +6,7 @@
  * the CPU engine's within its sums' rounding, inertia to 1e-12 relatively;
  * and on clustered data most distances skipped.
  */
-#include "gpu_test_util.h"
+#include "bounded_gpu_util.h"
 #include "near_ties.h"
 
 #include <gtest/gtest.h>
