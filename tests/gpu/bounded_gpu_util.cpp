@@ -51,6 +51,42 @@ expect_exact_method(int method, const std::vector<float> &x, int d, const std::v
 	return gm;
 }
 
+void
+expect_exact_edge_shapes(int method, const EdgeShapeKs &ks)
+{
+	const auto	g = integer_grid(6000, 3, 9);	/* 9^3 grid points */
+	expect_exact_method(method, g, 3, first_rows(g, 3, ks.grid), 40, "integer grid ties");
+
+	const auto	dup = repeated_rows(5000, 8, 5, 3, 0.25);	/* 1000 copies each */
+	expect_exact_method(method, dup, 8, first_rows(dup, 8, ks.dup), 30, "duplicates, k > distinct rows");
+
+	auto		line = gpu_blobs(ks.line_rows, 1, 10, 31, 1.0);
+	expect_exact_method(method, line, 1, pgkm_test::pick_rows(line, 1, ks.line, 7), 60, "d = 1");
+
+	auto		b = gpu_blobs(3000, 4, 3, 5, 1.0);
+	expect_exact_method(method, b, 4, pgkm_test::pick_rows(b, 4, 1, 9), 10, "k = 1");
+
+	auto		small = gpu_blobs(ks.all, 5, 4, 11, 1.0);
+	expect_exact_method(method, small, 5, first_rows(small, 5, ks.all), 10, "k = n");
+}
+
+void
+expect_exact_empty_and_merging(int method)
+{
+	auto		x = gpu_blobs(30000, 24, 4, 41, 2.0);
+	std::vector<double> init = pgkm_test::pick_rows(x, 24, 6, 3);
+	for (int j = 0; j < 24; j++)
+	{
+		init[4 * 24 + j] = 1e3 + j;	/* far from every row: empty, repaired */
+		init[5 * 24 + j] = -1e3;
+	}
+	expect_exact_method(method, x, 24, init, 40, "empty clusters");
+
+	/* 12 centroids drawn from 3 wide, overlapping blobs: they drift together and clusters merge */
+	auto		m = gpu_blobs(40000, 40, 3, 43, 6.0);
+	expect_exact_method(method, m, 40, pgkm_test::pick_rows(m, 40, 12, 8), 200, "merging clusters");
+}
+
 std::vector<double>
 first_rows(const std::vector<float> &x, int d, int k)
 {

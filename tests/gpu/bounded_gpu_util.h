@@ -27,6 +27,25 @@ pgkm_test::EngineResult run_method(const std::vector<float> &x, int d, const std
 pgkm_test::EngineResult expect_exact_method(int method, const std::vector<float> &x, int d,
 											const std::vector<double> &init, int max_iter, const std::string &what);
 
+/* The centroid counts of expect_exact_edge_shapes' cases (the defaults: small k). */
+struct EdgeShapeKs
+{
+	int			grid = 12;		/* on the 6000-row integer grid, d = 3 */
+	int			dup = 7;		/* on 5000 rows, 5 distinct, d = 8 */
+	int64_t		line_rows = 5000;
+	int			line = 10;		/* d = 1 */
+	int			all = 64;		/* k = n */
+};
+
+/*
+ * expect_exact_method on exact ties (an integer grid), duplicate rows
+ * (k > distinct rows), d = 1, k = 1 and k = n.
+ */
+void		expect_exact_edge_shapes(int method, const EdgeShapeKs &ks = EdgeShapeKs());
+
+/* expect_exact_method with empty clusters (repaired between passes) and with clusters that merge. */
+void		expect_exact_empty_and_merging(int method);
+
 /*
  * method on 100,000 x 32 blobs, k clusters, under a memory limit that
  * streams the rows: Lloyd's passes (reported as lloyd), GPU Lloyd's run.

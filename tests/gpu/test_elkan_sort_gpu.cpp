@@ -55,23 +55,10 @@ TEST_P(ElkanSortGpu, TiesDuplicatesAndEdgeShapes)
 {
 	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
 	const int	m = GetParam();
-	const auto	g = integer_grid(6000, 3, 9);	/* 9^3 grid points */
-	expect_exact_method(m, g, 3, first_rows(g, 3, 12), 40, "integer grid ties");
+	expect_exact_edge_shapes(m);
 
 	const auto	g16 = integer_grid(4000, 16, 5);
 	expect_exact_method(m, g16, 16, first_rows(g16, 16, 12), 40, "dot, integer ties");
-
-	const auto	dup = repeated_rows(5000, 8, 5, 3, 0.25);	/* 1000 copies each */
-	expect_exact_method(m, dup, 8, first_rows(dup, 8, 7), 30, "duplicates, k > distinct rows");
-
-	auto		line = gpu_blobs(5000, 1, 10, 31, 1.0);
-	expect_exact_method(m, line, 1, pgkm_test::pick_rows(line, 1, 10, 7), 60, "d = 1");
-
-	auto		b = gpu_blobs(3000, 4, 3, 5, 1.0);
-	expect_exact_method(m, b, 4, pgkm_test::pick_rows(b, 4, 1, 9), 10, "k = 1");
-
-	auto		small = gpu_blobs(64, 5, 4, 11, 1.0);
-	expect_exact_method(m, small, 5, first_rows(small, 5, 64), 10, "k = n");
 
 	auto		small40 = gpu_blobs(70, 40, 4, 17, 1.0);
 	expect_exact_method(m, small40, 40, first_rows(small40, 40, 70), 10, "tiled, k = n");
@@ -81,19 +68,7 @@ TEST_P(ElkanSortGpu, TiesDuplicatesAndEdgeShapes)
 TEST_P(ElkanSortGpu, EmptyAndMergingClusters)
 {
 	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
-	const int	m = GetParam();
-	auto		x = gpu_blobs(30000, 24, 4, 41, 2.0);
-	std::vector<double> init = pgkm_test::pick_rows(x, 24, 6, 3);
-	for (int j = 0; j < 24; j++)
-	{
-		init[4 * 24 + j] = 1e3 + j;	/* far from every row: empty, repaired */
-		init[5 * 24 + j] = -1e3;
-	}
-	expect_exact_method(m, x, 24, init, 40, "empty clusters");
-
-	/* 12 centroids drawn from 3 wide, overlapping blobs: they drift together and clusters merge */
-	auto		mx = gpu_blobs(40000, 40, 3, 43, 6.0);
-	expect_exact_method(m, mx, 40, pgkm_test::pick_rows(mx, 40, 12, 8), 200, "merging clusters");
+	expect_exact_empty_and_merging(GetParam());
 }
 
 /*
