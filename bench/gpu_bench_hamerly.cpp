@@ -1,5 +1,5 @@
 /*
- * gpu_bench_hamerly.cpp: methods 'hamerly' and 'yinyang' against 'lloyd' on the GPU, each
+ * gpu_bench_hamerly.cpp: the bounded methods (hamerly, yinyang, elkan, sort) against 'lloyd' on the GPU, each
  * run to convergence (labels unchanged, tol 0) through the engine's public
  * API from the same k random rows (seed 1): Wu & Hong's generator (n =
  * 245,760, d = 32, k centres U[0,1]^32, N(0, sigma^2)) at k = 32, 256, 1024,
@@ -8,6 +8,8 @@
  * total (create .. result), the fraction of distance computations skipped
  * (1 - computed / n k per pass, the final assignment included), and the
  * final inertia, which must be the same for every method.
+ * PGKM_BENCH_METHODS (comma-separated, lloyd first) picks the methods:
+ * lloyd,hamerly,yinyang when unset, e.g. lloyd,hamerly,yinyang,elkan,sort.
  */
 #include "gpu_bench.h"
 
@@ -16,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace
 {
@@ -61,8 +64,24 @@ hamerly_bench(const Plugin &pl, int64_t max_n)
 		{10000000, 16, 1024, -10, 10, 0.5, 300, "blobs, sigma 0.5"},
 		{10000000, 128, 1024, -10, 10, 1.0, 100, "blobs, sigma 1"},
 	};
-	printf("\n#### --hamerly: 'hamerly' and 'yinyang' vs 'lloyd' on the GPU, engine API (device gpu, init random rows seed 1, tol 0,\n"
+	printf("\n#### --hamerly: the bounded methods vs 'lloyd' on the GPU, engine API (device gpu, init random rows seed 1, tol 0,\n"
 		   "#### stop when no label changes or at max_iter); ms/it = median iteration, it1 = the first; total = create..result\n");
+	std::vector<int> methods;
+	{
+		const char *env = getenv("PGKM_BENCH_METHODS");
+		std::string list = env ? env : "lloyd,hamerly,yinyang";
+		for (size_t p = 0; p <= list.size();)
+		{
+			const size_t q = std::min(list.find(',', p), list.size());
+			const std::string name = list.substr(p, q - p);
+			for (int m : {PGKM_METHOD_LLOYD, PGKM_METHOD_HAMERLY, PGKM_METHOD_YINYANG, PGKM_METHOD_ELKAN, PGKM_METHOD_SORT})
+				if (name == pgkm_method_name(m))
+					methods.push_back(m);
+			p = q + 1;
+		}
+		if (methods.empty() || methods[0] != PGKM_METHOD_LLOYD)
+			methods.insert(methods.begin(), PGKM_METHOD_LLOYD);
+	}
 	std::vector<float> x;
 	/* PGKM_BENCH_HAMERLY_CASES: the case numbers (0-based, comma-separated) to run, for a profiler; all when unset */
 	const char *only = getenv("PGKM_BENCH_HAMERLY_CASES");
@@ -77,9 +96,8 @@ hamerly_bench(const Plugin &pl, int64_t max_n)
 		printf("\n== n = %lld, d = %d, k = %d, %s, max_iter %d ==\n", (long long) n, c.d, c.k, c.what, c.max_iter);
 		printf("   %-8s | %5s %4s | %9s %9s %9s | %8s | %-8s | %s\n", "method", "iters", "conv", "ms/it", "it1_ms",
 			   "total_s", "skipped", "ran", "inertia/n");
-		EngineRun	r[3];
-		const int	methods[3] = {PGKM_METHOD_LLOYD, PGKM_METHOD_HAMERLY, PGKM_METHOD_YINYANG};
-		for (int m = 0; m < 3; m++)
+		std::vector<EngineRun> r(methods.size());
+		for (size_t m = 0; m < methods.size(); m++)
 		{
 			pgkm_options o = gpu_random_options(c.k, c.max_iter, pl.file);
 			o.method = methods[m];
@@ -87,12 +105,11 @@ hamerly_bench(const Plugin &pl, int64_t max_n)
 			line(pgkm_method_name(methods[m]), r[m], n);
 			fflush(stdout);
 		}
-		for (int m = 1; m < 3; m++)
+		for (size_t m = 1; m < methods.size(); m++)
 			if (r[0].ok && r[m].ok)
 				printf("   speed-up %s/lloyd: total %.2fx, per iteration %.2fx; iterations %s; inertia rel. diff %.2e\n",
 					   pgkm_method_name(methods[m]), r[0].total_s / r[m].total_s,
-					   median(r[0].iter_s) / median(r[m].iter_s),
-					   r[0].iterations == r[m].iterations ? "equal" : "DIFFER",
+					   median(r[0].iter_s) / median(r[m].iter_s), r[0].iterations == r[m].iterations ? "equal" : "DIFFER",
 					   std::fabs(r[0].final_inertia - r[m].final_inertia) / r[0].final_inertia);
 		fflush(stdout);
 	}

@@ -2,8 +2,8 @@
 # bench/hamerly_ncu.sh: per-kernel GPU time of `gpu_bench --hamerly` cases
 # (PGKM_BENCH_HAMERLY_CASES, default 6: n = 245,760, d = 32, k = 1024,
 # sigma^2 0.05) under Nsight Compute (one metric, clocks as found), summed by
-# kernel name, on a CUDA host after tests/gpu/hamerly_device_run.sh built
-# build-gpu/. Output: $OUT/ncu_hamerly.csv and the summary on stdout.
+# kernel name, on a CUDA host after tests/gpu/device_run.sh build (or
+# tests/gpu/pruned_device_run.sh) built build-gpu/. Output: $OUT/ncu_hamerly.csv and the summary on stdout.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"
 B=build-gpu

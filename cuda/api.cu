@@ -177,6 +177,10 @@ api_iterate(void *h, pgkm_cuda_iter *out, double *centroids, int64_t *sizes, cha
 			fail(PGKM_ERR_INVALID, "NULL argument");
 		if (r.plan.hamerly)
 			run_hamerly_pass(r);
+		else if (r.plan.elkan)
+			run_elkan_pass(r);
+		else if (r.plan.sort)
+			run_sort_pass(r);
 		else
 		{
 			run_pass(r, nullptr, nullptr);
@@ -185,8 +189,7 @@ api_iterate(void *h, pgkm_cuda_iter *out, double *centroids, int64_t *sizes, cha
 		}
 		read_update(r, out, centroids, sizes);
 		out->distances = r.distances;
-		out->method = !r.pruned ? PGKM_CUDA_METHOD_LLOYD :
-			r.plan.yinyang ? PGKM_CUDA_METHOD_YINYANG : PGKM_CUDA_METHOD_HAMERLY;
+		out->method = r.pruned ? r.pruned_method : PGKM_CUDA_METHOD_LLOYD;
 	});
 }
 
@@ -293,11 +296,15 @@ pgkm_cuda_debug_hamerly(void *h)
 	return h ? static_cast<Run *>(h)->plan.hamerly : -1;
 }
 
-/* 1 when iterate() prunes with Yinyang's group bounds (config.method and the plan allow it). */
+/* The pgkm_cuda_method iterate() prunes with (the plan allows it), 0 for Lloyd's passes. */
 extern "C" __attribute__((visibility("default"))) int
-pgkm_cuda_debug_yinyang(void *h)
+pgkm_cuda_debug_method(void *h)
 {
-	return h ? static_cast<Run *>(h)->plan.yinyang : -1;
+	if (!h)
+		return -1;
+	const Plan &p = static_cast<Run *>(h)->plan;
+	return p.yinyang ? PGKM_CUDA_METHOD_YINYANG : p.hamerly ? PGKM_CUDA_METHOD_HAMERLY :
+		p.elkan ? PGKM_CUDA_METHOD_ELKAN : p.sort ? PGKM_CUDA_METHOD_SORT : PGKM_CUDA_METHOD_LLOYD;
 }
 
 /* Rows the last Hamerly pass labelled against every centroid (of which pgkm_cuda_debug_decided in fp64). */

@@ -44,7 +44,9 @@ Buffers::~Buffers()
 	void	   *dev[] = {d_x, d_xlo, d_chunk[0], d_chunk[1], d_chunk_lo[0], d_chunk_lo[1], d_labels, d_cf, d_cf_lo,
 		d_bias, d_mu, d_c64, d_acc, d_partials, d_tile, d_dist2, d_maxabs, d_norms, d_colrange,
 		d_list_mask ? (void *) d_list_mask : (void *) d_list, d_list_count, d_lower, d_open, d_cprev, d_geom,
-		d_open_count, d_cfh, d_ties, d_glower, d_perm, d_sort_keys[0], d_sort_keys[1], d_open_alt, d_sort_temp};	/* the list's allocation starts at its masks */
+		d_open_count, d_cfh, d_ties, d_glower, d_perm, d_sort_keys[0], d_sort_keys[1], d_open_alt, d_lbound, d_pairs,
+		d_pair_idx, d_keys2, d_idx2, d_offsets, d_sort_temp};
+	/* the list's allocation starts at its masks */
 	for (void *p : dev)
 		if (p)
 			cudaFree(p);
@@ -212,6 +214,16 @@ allocate_run_buffers(Run &r)
 		b.d_open_alt = alloc_as<int32_t>(b, (size_t) r.n * 4);
 		b.d_sort_temp = alloc_as<char>(b, (size_t) yinyang_sort_bytes(r.n));
 	}
+	if (p.elkan)				/* plan.cpp's elkan_bytes, in its order */
+	{
+		b.d_lbound = alloc_as<float>(b, (size_t) r.n * r.k * 4);
+		b.d_cprev = alloc_as<double>(b, kd * 8);
+		b.d_geom = alloc_as<double>(b, (size_t) r.k * 16);
+		b.d_open_count = alloc_as<unsigned int>(b, 16);
+		b.d_pairs = alloc_as<float>(b, (size_t) r.k * r.k * 4);
+	}
+	if (p.sort)
+		allocate_sort_buffers(r);
 	const size_t x_bytes = (size_t) r.n * r.d * sizeof(float);
 	if (p.resident)
 	{
@@ -220,7 +232,7 @@ allocate_run_buffers(Run &r)
 			b.d_xlo = alloc_as<float>(b, x_bytes);
 	}
 	ensure_pass_buffers(r);
-	CK(cudaMallocHost((void **) &b.h_acc, (kd + r.k + 5) * 8));	/* + Hamerly's two list lengths, Yinyang's work */
+	CK(cudaMallocHost((void **) &b.h_acc, (kd + r.k + 5) * 8));	/* + a bounded pass's 16 bytes of counts */
 	CK(cudaMallocHost((void **) &b.h_cstage, (2 * kd + r.k) * 4));
 	CK(cudaMallocHost((void **) &b.h_c64, kd * 8));
 

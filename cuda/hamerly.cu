@@ -2,16 +2,17 @@
  * hamerly.cu: iterate() with Hamerly's bounds (plan.hamerly: resident rows,
  * d <= 1024), exact: every label is the fp64 argmin of sqdist_exact (lowest
  * index on exact ties), as run_pass's, so the run is Lloyd's. Per pass:
- *   1. per centroid j: float(c_j) for step 3, and (not the first pass) by
- *      directed rounding its drift delta_j >= ||c_j - c'_j|| (c' the
- *      centroids the bounds refer to) and s_j <= min_{j' != j} ||c_j - c_j'|| / 2;
+ *   1. per centroid j (centroid_geometry.cu): float(c_j) for step 3, and
+ *      (not the first pass) by directed rounding its drift
+ *      delta_j >= ||c_j - c'_j|| (c' the centroids the bounds refer to) and
+ *      s_j <= min_{j' != j} ||c_j - c_j'|| / 2;
  *   2. a warp per 32 rows: each row's fp64 distance e to its label's centroid
  *      (any order), its lower bound l -= the largest drift of another
  *      centroid, and the row listed unless its label is proven (below);
  *   3. the listed rows labelled exactly against every centroid, with a new l
  *      (hamerly_label.cu: a float level, fp64 where it cannot decide);
  *   4. the sorted update over every row (sums, counts, exact distances), as
- *      the TILED and GEMM paths end.
+ *      the TILED and GEMM paths end (bounded_pass.cu).
  * With plan.yinyang, steps 2 and 3 keep a bound per group of centroids
  * instead of l (yinyang.cu).
  *
@@ -43,94 +44,8 @@
 namespace pgkm_cuda
 {
 
-static constexpr int GEO_THREADS = 256;
-static constexpr int GEO_J = 4;			/* centroids per geometry block */
 static constexpr int FL_THREADS = 256;
 static constexpr int FL_WARPS = FL_THREADS / 32;
-
-/* Warp-collective: ||u - v||^2 rounded up at every operation, so above the real value; every lane gets it. */
-__device__ __forceinline__ double
-warp_dist2_up(const double *u, const double *v, int d)
-{
-	double		s = 0;
-	for (int f = threadIdx.x & 31; f < d; f += 32)
-	{
-		const double p = u[f], q = v[f];
-		const double t = p >= q ? __dsub_ru(p, q) : __dsub_ru(q, p);
-		s = __dadd_ru(s, __dmul_ru(t, t));
-	}
-	for (int off = 16; off > 0; off >>= 1)
-		s = __dadd_ru(s, __shfl_xor_sync(FULL, s, off));
-	return s;
-}
-
-/*
- * Step 1: block b, centroids j0 = GEO_J b .. + GEO_J - 1 (GEO_J x d fp64 of
- * dynamic shared memory): each thread sums its other centroids' squared
- * distances to the block's serially (rounded down at every operation, so
- * below the real value in any order), warp w < GEO_J the drift of centroid
- * j0 + w (rounded up).
- */
-__global__ void __launch_bounds__(GEO_THREADS)
-geometry_kernel(HamArgs a)
-{
-	extern __shared__ double cj[];
-	__shared__ double wmin[GEO_THREADS / 32][GEO_J];
-	const int	j0 = blockIdx.x * GEO_J, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	const int	d = a.d, k = a.k, jn = min(GEO_J, k - j0);
-	for (int q = threadIdx.x; q < GEO_J * d; q += GEO_THREADS)
-	{
-		const double v = q < jn * d ? a.c64[(size_t) j0 * d + q] : 0.0;
-		cj[q] = v;
-		if (q < jn * d)
-			a.cf[(size_t) j0 * d + q] = __double2float_rn(v);
-	}
-	__syncthreads();
-	if (a.first)
-		return;					/* no bounds to move yet */
-	double		m[GEO_J];
-#pragma unroll
-	for (int jj = 0; jj < GEO_J; jj++)
-		m[jj] = dinf();
-	for (int o = threadIdx.x; o < k; o += GEO_THREADS)
-	{
-		const double *co = a.c64 + (size_t) o * d;
-		double		s[GEO_J] = {};
-		for (int f = 0; f < d; f++)
-		{
-			const double q = co[f];
-#pragma unroll
-			for (int jj = 0; jj < GEO_J; jj++)
-			{
-				const double p = cj[jj * d + f];
-				const double t = p >= q ? __dsub_rd(p, q) : __dsub_rd(q, p);
-				s[jj] = __dadd_rd(s[jj], __dmul_rd(t, t));
-			}
-		}
-#pragma unroll
-		for (int jj = 0; jj < GEO_J; jj++)
-			if (o != j0 + jj)
-				m[jj] = fmin(m[jj], s[jj]);
-	}
-#pragma unroll
-	for (int jj = 0; jj < GEO_J; jj++)
-	{
-		for (int off = 16; off > 0; off >>= 1)
-			m[jj] = fmin(m[jj], __shfl_xor_sync(FULL, m[jj], off));
-		if (lane == 0)
-			wmin[warp][jj] = m[jj];
-	}
-	const double dr = warp < jn ? warp_dist2_up(cj + (size_t) warp * d, a.cprev + (size_t) (j0 + warp) * d, d) : 0;
-	__syncthreads();
-	if (warp < jn && lane == 0)
-	{
-		double		mm = wmin[0][warp];
-		for (int w = 1; w < GEO_THREADS / 32; w++)
-			mm = fmin(mm, wmin[w][warp]);
-		a.geom[j0 + warp] = __dsqrt_ru(dr);
-		a.geom[k + j0 + warp] = __dmul_rd(0.5, __dsqrt_rd(mm));	/* k = 1: infinite */
-	}
-}
 
 /* Step 2: a warp per 32 consecutive rows; the listed rows appended per warp. */
 __global__ void __launch_bounds__(FL_THREADS)
@@ -238,33 +153,16 @@ run_hamerly_pass(Run &r)
 {
 	Buffers    &B = r.buf;
 	const int	d = r.d, k = r.k;
-	const size_t kd = (size_t) k * d, nacc = kd + k;
-	const bool	gemm = r.plan.path == PATH_GEMM;
+	const size_t kd = (size_t) k * d;
 	cudaStream_t s = B.s_comp;
 	begin_pass(r);
 	CK(cudaMemsetAsync(B.d_open_count, 0, 4 * sizeof(unsigned int), s));	/* the lists' lengths, Yinyang's work */
-	HamArgs		h {};
-	h.x = B.d_x;
-	h.xlo = B.d_xlo;
-	h.shift = gemm ? B.d_mu : nullptr;
-	h.n = r.n;
-	h.d = d;
-	h.k = k;
-	h.c64 = B.d_c64;
-	h.cprev = B.d_cprev;
+	HamArgs		h = bounded_args(r);
 	h.cf = B.d_cfh;
-	h.labels = B.d_labels;
 	h.lower = B.d_lower;
 	h.open = B.d_open;
 	h.open_count = B.d_open_count;
 	h.ties = B.d_ties;
-	h.geom = B.d_geom;
-	const double g = gamma_of(d + 40, 0x1p-53);
-	h.gup = 1 + 5 * g;			/* >= (1 + g) / (1 - g)^2, its own rounding covered by the slack */
-	h.glo = 1 - 2 * g;			/* <= 1 / (1 + g), likewise */
-	h.tiny = (d + 2) * 0x1p-1070;	/* > d + 2 underflows of at most 2^-1075 each */
-	h.first = r.bounds_valid ? 0 : 1;
-	h.moved = B.d_acc + nacc;
 	if (r.plan.yinyang)
 	{
 		if (!r.groups_formed)
@@ -276,8 +174,7 @@ run_hamerly_pass(Run &r)
 	}
 	h.work = reinterpret_cast<unsigned long long *>(B.d_open_count + 2);
 	r.launches += 1;
-	geometry_kernel<<<(k + GEO_J - 1) / GEO_J, GEO_THREADS, (size_t) GEO_J * d * sizeof(double), s>>>(h);
-	CKLAUNCH("geometry_kernel");
+	launch_centroid_geometry(r, h, !h.first, s);	/* step 1 */
 	const int	fgrid = (int) std::max<int64_t>(1, std::min<int64_t>((r.n + FL_THREADS - 1) / FL_THREADS,
 																	 8LL * r.limits.sms));
 	if (h.t)
@@ -290,7 +187,7 @@ run_hamerly_pass(Run &r)
 		filter_kernel<<<fgrid, FL_THREADS, 0, s>>>(h);
 		CKLAUNCH("filter_kernel");
 	}
-	r.launches += 2;
+	r.launches++;
 	/*
 	 * Step 3 over the list's possible positions (its length stays on the
 	 * device: blocks past it return at once), in launches of about 0.5 TFLOP
@@ -316,30 +213,11 @@ run_hamerly_pass(Run &r)
 			check_interrupt(r);
 		}
 	}
-	/* the update over every row, chunk by chunk, as TILED and GEMM end */
-	const int64_t slots_per_chunk = r.plan.nslots / r.plan.nchunks;
-	for (int64_t c = 0; c < r.plan.nchunks; c++)
-	{
-		const int64_t r0 = c * r.plan.chunk_rows;
-		PassArgs	a = chunk_pass_args(r, r0, std::min(r.plan.chunk_rows, r.n - r0));
-		a.x = B.d_x + r0 * d;
-		if (gemm)
-			a.shift = B.d_mu;
-		if (B.d_xlo)
-			a.xlo = B.d_xlo + r0 * d;
-		launch_sorted_update(r, a, c * slots_per_chunk, s);
-	}
-	launch_reduce_partials(B.d_partials, r.plan.nslots, reinterpret_cast<double *>(B.d_acc + nacc + 1), s);
-	/* the centroids the labels and bounds now refer to */
-	CK(cudaMemcpyAsync(B.d_cprev, B.d_c64, kd * sizeof(double), cudaMemcpyDeviceToDevice, s));
-	CK(cudaMemcpyAsync(B.h_acc, B.d_acc, (nacc + 3) * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
-	unsigned int *counts = reinterpret_cast<unsigned int *>(B.h_acc + nacc + 3);	/* listed, left to fp64, work */
-	CK(cudaMemcpyAsync(counts, B.d_open_count, 4 * sizeof(unsigned int), cudaMemcpyDeviceToHost, s));
-	r.launches += 4;
-	CK(cudaStreamSynchronize(s));
-	CK(cudaGetLastError());
+	/* step 4; the counts: listed, left to fp64, Yinyang's work */
+	const unsigned int *counts = static_cast<const unsigned int *>(finish_bounded_pass(r));
 	r.listed = counts[0];
 	r.decided = counts[1];
+	r.pruned_method = h.t ? PGKM_CUDA_METHOD_YINYANG : PGKM_CUDA_METHOD_HAMERLY;
 	/*
 	 * As the CPU's Hamerly counts: n own distances, and k - 1 more per listed
 	 * row (its own is among the k); the fp64 level's second look at a row is
@@ -350,8 +228,6 @@ run_hamerly_pass(Run &r)
 		r.distances = h.first ? (int64_t) work : r.n + (int64_t) work;
 	else
 		r.distances = h.first ? r.listed * k : r.n + r.listed * (k - 1);
-	r.pruned = true;
-	r.bounds_valid = true;
 }
 
 }							/* namespace pgkm_cuda */

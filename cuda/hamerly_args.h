@@ -1,6 +1,8 @@
 /*
- * hamerly_args.h: what the kernels of a Hamerly pass get (hamerly.cu,
- * hamerly_label.cu), by value.
+ * hamerly_args.h: what the kernels of a bounded pass get (Hamerly and
+ * Yinyang: hamerly.cu, hamerly_label.cu, yinyang.cu; Elkan: elkan.cu; sort:
+ * sort.cu; the shared centroid_geometry.cu), by value. Fields a method does
+ * not use are null.
  */
 #ifndef PGKM_CUDA_HAMERLY_ARGS_H
 #define PGKM_CUDA_HAMERLY_ARGS_H
@@ -37,6 +39,12 @@ struct HamArgs
 	double	   *glower;			/* t x n: <= ||x - c|| for every c of the group but the row's label */
 	const int32_t *perm, *pos;	/* centroid at each position; each centroid's position (group: / YY_GROUP) */
 	unsigned long long *work;	/* distances the labelling computed */
+	float	   *pairs;			/* k x k: <= ||c_a - c_j|| (row a), or null */
+	int32_t    *pair_idx;		/* k x k: j at (a, j), for the sort's values, or null */
+	float	   *lbound;			/* Elkan, n x k: <= ||x - c_j|| for the centroids cprev */
+	const float *rank_key;		/* sort, k x k: row a's pairs ascending */
+	const int32_t *rank_idx;	/* sort: their centroids */
+	unsigned long long *computed;	/* Elkan, sort: distances computed */
 };
 
 /* The centroid at position p of the labelling's order. */

@@ -19,6 +19,7 @@
  *      non-finite values) in fp64, sqdist_exact's own order.
  * Labels, moves and bounds are per row; no order matters.
  */
+#include "device/bounded_row.cuh"
 #include "device/bracket.cuh"
 #include "device/label_tiles.cuh"
 #include "hamerly_args.h"
@@ -261,7 +262,7 @@ label_fp64_kernel(HamArgs a)
 	const int	d = a.d, k = a.k;
 	unsigned	moved = 0;
 	const int64_t end = min(a.list1, (int64_t) *a.open_count);
-	auto		lower = [&](double v, int) { return __dsqrt_rd(fmax(__dsub_rd(__dmul_rd(v, a.glo), a.tiny), 0.0)); };
+	auto		lower = [&](double v, int) { return lower_dist(v, a.glo, a.tiny); };
 	for (int64_t g0 = a.list0 + (int64_t) blockIdx.x * OR_ROWS; g0 < end; g0 += (int64_t) gridDim.x * OR_ROWS)
 	{
 		load_listed_rows(rows_s, a, g0, end);

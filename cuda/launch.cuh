@@ -39,6 +39,21 @@ void		form_yinyang_groups(Run &r);
 void		launch_yinyang_filter(Run &r, const HamArgs &h, cudaStream_t s);
 void		sort_listed_rows(Run &r, HamArgs &h, cudaStream_t s);
 
+/* centroid_geometry.cu: float(c), and drifts and half-distances (drifts), and the pairs' lower bounds (h.pairs). */
+void		launch_centroid_geometry(Run &r, const HamArgs &h, bool drifts, cudaStream_t s);
+
+/*
+ * bounded_pass.cu: a bounded pass's common kernel arguments; its end (the
+ * sorted update, the sums and its 16 bytes of d_open_count to the host,
+ * returned).
+ */
+HamArgs		bounded_args(Run &r);
+const void *finish_bounded_pass(Run &r);
+/* bounded_pass.cu: launch(h, grid, stream) over the rows in slices, interrupts polled between. */
+void		run_row_slices(Run &r, HamArgs &h, void (*launch)(const HamArgs &, int, cudaStream_t));
+/* bounded_pass.cu: finish_bounded_pass, then the distances its kernels counted (d_open_count) and method. */
+void		finish_counted_pass(Run &r, int32_t method);
+
 /* pass.cu: a chunk's arguments that every pass sets alike (rows r0 .. r0 + rows - 1). */
 PassArgs	chunk_pass_args(const Run &r, int64_t r0, int64_t rows);
 

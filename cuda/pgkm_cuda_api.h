@@ -65,15 +65,20 @@ typedef enum pgkm_cuda_sums
 								 * reference the private sums are tested against */
 } pgkm_cuda_sums;
 
-/* How iterate() assigns (config.method); all give the same labels. */
+/*
+ * How iterate() assigns (config.method); all give the same labels. The
+ * pruned methods run on resident rows with d <= 1024 whose plan also holds
+ * their state; others run Lloyd's passes (and iterate reports lloyd).
+ */
 typedef enum pgkm_cuda_method
 {
 	PGKM_CUDA_METHOD_LLOYD = 0,	/* every row against every centroid */
-	PGKM_CUDA_METHOD_HAMERLY = 1,	/* rows whose bounds prove their label are skipped
-								 * (resident runs with d <= 1024; others run Lloyd) */
-	PGKM_CUDA_METHOD_YINYANG = 2	/* Hamerly's test with a lower bound per group of
+	PGKM_CUDA_METHOD_HAMERLY = 1,	/* rows whose one lower bound proves their label are skipped */
+	PGKM_CUDA_METHOD_YINYANG = 2,	/* Hamerly's test with a lower bound per group of
 								 * centroids, and a listed row's proven-far groups
-								 * skipped (where Hamerly runs; others run Lloyd) */
+								 * skipped */
+	PGKM_CUDA_METHOD_ELKAN = 3,	/* k lower bounds per row: only unproven centroids computed */
+	PGKM_CUDA_METHOD_SORT = 4	/* Wu & Hong: each row walks its centroid's ranked neighbours */
 } pgkm_cuda_method;
 
 typedef struct pgkm_cuda_config

@@ -41,10 +41,13 @@ settings_from_config(const pgkm_cuda_config *cfg)
 	if (cfg->gemm_tile_mb > 0)
 		s.gemm_tile_bytes = (int64_t) cfg->gemm_tile_mb << 20;
 	if (cfg->method != PGKM_CUDA_METHOD_LLOYD && cfg->method != PGKM_CUDA_METHOD_HAMERLY &&
-		cfg->method != PGKM_CUDA_METHOD_YINYANG)
+		cfg->method != PGKM_CUDA_METHOD_YINYANG && cfg->method != PGKM_CUDA_METHOD_ELKAN &&
+		cfg->method != PGKM_CUDA_METHOD_SORT)
 		fail(PGKM_ERR_INVALID, "unknown GPU method %d", cfg->method);
-	s.hamerly = cfg->method != PGKM_CUDA_METHOD_LLOYD;
+	s.hamerly = cfg->method == PGKM_CUDA_METHOD_HAMERLY || cfg->method == PGKM_CUDA_METHOD_YINYANG;
 	s.yinyang = cfg->method == PGKM_CUDA_METHOD_YINYANG;
+	s.elkan = cfg->method == PGKM_CUDA_METHOD_ELKAN;
+	s.sort = cfg->method == PGKM_CUDA_METHOD_SORT;
 	return s;
 }
 
@@ -210,6 +213,38 @@ yinyang_groups(int k)
 	return (k + YY_GROUP - 1) / YY_GROUP;
 }
 
+/*
+ * Elkan (elkan.cu), in buffers.cu's order: k float lower bounds per row, the
+ * centroids they refer to (k x d fp64), drifts and half-distances (2k fp64),
+ * the distance count, the k x k inter-centroid lower bounds (float).
+ */
+int64_t
+elkan_bytes(int64_t n, int d, int k)
+{
+	const int64_t kd = (int64_t) k * d, kk = (int64_t) k * k;
+	return counted(n * k * 4) + counted(kd * 8) + counted((int64_t) k * 16) + counted(16) + counted(kk * 4);
+}
+
+/*
+ * Sort (sort.cu), in buffers.cu's order: the distance count, the k x k
+ * inter-centroid lower bounds and their centroid numbers, each twice (the
+ * segmented sort's double buffer), the rows' offsets, and the sort's
+ * scratch, counted as SORT_SCRATCH (buffers.cu checks CUB's own size
+ * against it).
+ */
+int64_t
+sort_bytes(int k)
+{
+	const int64_t kk = (int64_t) k * k;
+	return counted(16) + 4 * counted(kk * 4) + counted(((int64_t) k + 1) * 4) + sort_scratch_bytes(k);
+}
+
+int64_t
+sort_scratch_bytes(int k)
+{
+	return counted((int64_t) k * 64 + (1LL << 20));
+}
+
 int64_t
 tiled_list_row_bytes(int k)
 {
@@ -277,7 +312,8 @@ finish_plan(Plan &p, int64_t n, int d, int k, const Settings &s, const DeviceLim
 	const int64_t x_bytes = n * (int64_t) d * 4;
 	const int64_t chunks = 2 * p.x_copies * counted(p.chunk_rows * d * 4);
 	p.pass_bytes = b + norms + list + (p.resident ? p.x_copies * counted(x_bytes) : chunks) +
-		(p.hamerly ? hamerly_bytes(n, d, k) : 0) + (p.yinyang ? yinyang_bytes(n, k) : 0);
+		(p.hamerly ? hamerly_bytes(n, d, k) : 0) + (p.yinyang ? yinyang_bytes(n, k) : 0) +
+		(p.elkan ? elkan_bytes(n, d, k) : 0) + (p.sort ? sort_bytes(k) : 0);
 	p.loan_bytes = p.resident ? 0 : chunks + counted(p.chunk_rows * 8) + norms + list +
 		(p.path == PATH_GEMM ? counted(p.tile_rows * k * 4) : 0);
 }
@@ -319,13 +355,15 @@ try_plan(int64_t n, int d, int k, const Settings &s, const DeviceLimits &dev, in
 	{
 		p.hamerly = bounds && s.hamerly && d <= TILED_MAX_D;
 		p.yinyang = p.hamerly && s.yinyang;
-		if (bounds && !p.hamerly)
+		p.elkan = bounds && s.elkan && d <= TILED_MAX_D && n * k <= INT64_MAX / 8;
+		p.sort = bounds && s.sort && d <= TILED_MAX_D && (int64_t) k * k <= SORT_MAX_PAIRS;
+		if (bounds && !p.hamerly && !p.elkan && !p.sort)
 			continue;
 		finish_plan(p, n, d, k, s, dev);
 		if (p.pass_bytes + kpp_scratch_bytes(p.kpp_rows, d, k, dev.sms, kpp_copies) <= budget)
 			return true;
 	}
-	p.hamerly = p.yinyang = false;
+	p.hamerly = p.yinyang = p.elkan = p.sort = false;
 
 	/*
 	 * Streamed: two chunk buffers (copy of chunk c + 1 beside the pass over

@@ -71,6 +71,8 @@ struct Settings
 	int64_t		gemm_tile_bytes = 16LL << 20;
 	bool		hamerly = false;	/* config.method: prune with Hamerly's bounds where the plan allows */
 	bool		yinyang = false;	/* config.method: with Yinyang's group bounds (hamerly is set too) */
+	bool		elkan = false;	/* config.method: prune with Elkan's k bounds per row */
+	bool		sort = false;	/* config.method: prune with Wu & Hong's ranked centroids */
 };
 
 /* Throws Failure {PGKM_ERR_INVALID} for a value out of range. */
@@ -104,6 +106,8 @@ struct Plan
 	bool		hamerly = false;	/* iterate() prunes with Hamerly's bounds (hamerly.cu): asked
 									 * for, resident with its bounds, d <= TILED_MAX_D */
 	bool		yinyang = false;	/* and with Yinyang's group bounds (yinyang.cu): asked for, fits */
+	bool		elkan = false;	/* iterate() prunes with Elkan's bounds (elkan.cu), as hamerly */
+	bool		sort = false;	/* with Wu & Hong's (sort.cu), as hamerly, k^2 <= SORT_MAX_PAIRS */
 };
 
 /*
@@ -132,6 +136,14 @@ int			yinyang_groups(int k);
 int64_t		yinyang_bytes(int64_t n, int k);
 /* Yinyang: the radix sort's scratch for n rows (yinyang.cu checks cub's own count against it). */
 int64_t		yinyang_sort_bytes(int64_t n);
+
+/* Elkan: device bytes of its k bounds per row, reference centroids, geometry, inter-centroid bounds. */
+int64_t		elkan_bytes(int64_t n, int d, int k);
+
+/* Sort: device bytes of the ranked inter-centroid bounds and the segmented sort's scratch (counted). */
+static constexpr int64_t SORT_MAX_PAIRS = INT32_MAX;	/* the segmented sort counts items in int */
+int64_t		sort_bytes(int k);
+int64_t		sort_scratch_bytes(int k);
 
 /* TILED: bytes per chunk row of the list of rows to decide (the row, and its candidates' mask when k <= 64). */
 int64_t		tiled_list_row_bytes(int k);

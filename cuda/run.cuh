@@ -67,7 +67,14 @@ struct Buffers
 	int32_t    *d_perm = nullptr;	/* Yinyang: centroids in group order (k), then each one's position (k) */
 	int32_t    *d_sort_keys[2] = {};	/* Yinyang: the listed rows' labels' positions, and the sort's other buffer */
 	int32_t    *d_open_alt = nullptr;	/* Yinyang: the sort's other list */
-	char	   *d_sort_temp = nullptr;	/* Yinyang: the radix sort's scratch (yinyang_sort_bytes) */
+	float	   *d_lbound = nullptr;	/* Elkan: n x k lower bounds, float rounded down */
+	float	   *d_pairs = nullptr;	/* Elkan, sort: k x k inter-centroid lower bounds (sort: the keys' buffer) */
+	int32_t    *d_pair_idx = nullptr;	/* sort: their centroids (the values' buffer) */
+	float	   *d_keys2 = nullptr;	/* sort: the segmented sort's other key buffer */
+	int32_t    *d_idx2 = nullptr;	/* sort: and value buffer */
+	int32_t    *d_offsets = nullptr;	/* sort: k + 1 row offsets a k */
+	void	   *d_sort_temp = nullptr;	/* CUB's scratch: Yinyang's radix sort (yinyang_sort_bytes) or sort's segmented one */
+	size_t		sort_temp_bytes = 0;	/* sort: its size */
 
 	cudaStream_t s_comp = nullptr, s_copy = nullptr;
 	cudaEvent_t ev_copy[2] = {nullptr, nullptr}, ev_done[2] = {nullptr, nullptr};
@@ -116,7 +123,8 @@ struct Run
 	bool		bounds_valid = false;	/* Hamerly: d_lower, d_cprev and the labels agree */
 	int64_t		distances = -1;	/* distance computations of the last iteration (-1: n x k) */
 	int64_t		listed = 0;		/* Hamerly: rows the last pass labelled against every centroid */
-	bool		pruned = false; /* the last iteration ran Hamerly (or Yinyang: plan.yinyang) */
+	bool		pruned = false; /* the last iteration ran a bounded method */
+	int32_t		pruned_method = PGKM_CUDA_METHOD_LLOYD;	/* which (pgkm_cuda_method) */
 	bool		groups_formed = false;	/* Yinyang: d_perm holds the groups */
 };
 
@@ -146,6 +154,12 @@ void		upload_centroids(Run &r);
 
 /* hamerly.cu: one pass with Hamerly's bounds (plan.hamerly; Yinyang's with plan.yinyang): labels, sums, inertia as run_pass's. */
 void		run_hamerly_pass(Run &r);
+/* elkan.cu: the same with Elkan's bounds (plan.elkan). */
+void		run_elkan_pass(Run &r);
+/* sort.cu: the same with Wu & Hong's ranked centroids (plan.sort). */
+void		run_sort_pass(Run &r);
+/* sort.cu: its buffers (plan.cpp's sort_bytes, in its order), from allocate_run_buffers. */
+void		allocate_sort_buffers(Run &r);
 
 /* kmeanspp.cu: greedy k-means++ on a sample; returns the distinct centroids found. */
 int32_t		kmeanspp(Run &r, uint64_t seed, double *centroids);

@@ -7,6 +7,7 @@
 #ifndef PGKM_CUDA_DEVICE_ROW_FILTER_CUH
 #define PGKM_CUDA_DEVICE_ROW_FILTER_CUH
 
+#include "device/bounded_row.cuh"
 #include "device/exact_label.cuh"
 #include "hamerly_args.h"
 
@@ -17,8 +18,8 @@ namespace pgkm_cuda
 
 /*
  * Warp-collective, rows base .. base + 31: lane r gets T >= ||x - c_label||
- * of row base + r (hamerly.cu: sqrt(e (1 + 5g) + tiny) rounded up, e the
- * fp64 distance in any order); my_l is its lane's row's label.
+ * of row base + r (upper_dist of e, the fp64 distance in any order); my_l
+ * is its lane's row's label.
  */
 __device__ __forceinline__ double
 warp_label_bound(const HamArgs &a, int64_t base, int my_l)
@@ -35,7 +36,7 @@ warp_label_bound(const HamArgs &a, int64_t base, int my_l)
 		if ((int) (threadIdx.x & 31) == r)
 			my_e = e;
 	}
-	return __dsqrt_ru(__dadd_ru(__dmul_ru(my_e, a.gup), a.tiny));
+	return upper_dist(my_e, a.gup, a.tiny);
 }
 
 /* Warp-collective: row i appended to the list where open. */

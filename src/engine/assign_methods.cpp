@@ -45,10 +45,10 @@ bool
 method_on_gpu(int32_t method, std::string *why)
 {
 	if (method == PGKM_METHOD_LLOYD || method == PGKM_METHOD_AUTO || method == PGKM_METHOD_HAMERLY ||
-		method == PGKM_METHOD_YINYANG)
+		method == PGKM_METHOD_YINYANG || method == PGKM_METHOD_ELKAN || method == PGKM_METHOD_SORT)
 		return true;
-	*why = std::string("method \"") + pgkm_method_name(method) +
-		"\" runs on the CPU only; the GPU engine runs \"lloyd\", \"hamerly\", \"yinyang\" and \"auto\"";
+	*why = std::string("method \"") + pgkm_method_name(method) + "\" has no GPU centroid pass; the GPU engine runs "
+		"\"lloyd\", \"hamerly\", \"yinyang\", \"elkan\", \"sort\" and \"auto\"";
 	return false;
 }
 

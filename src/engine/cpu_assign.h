@@ -65,9 +65,9 @@ std::unique_ptr<CpuAssign> make_cpu_assign(const pgkm_options *opt, const float 
 										   const double *mean, ThreadPool *pool);
 
 /*
- * Can the GPU device run this method? Lloyd, Hamerly, Yinyang and AUTO
- * (which is Lloyd there); the other pruned methods run on the CPU only,
- * *why says so.
+ * Can the GPU device run this method? Lloyd, every pruned method and AUTO
+ * (which is Lloyd there); anything else (kernel k-means has its own GPU
+ * path, kernel_kmeans.cpp) gets false and *why.
  */
 bool		method_on_gpu(int32_t method, std::string *why);
 

@@ -188,8 +188,7 @@ public:
 		cfg_.device_ordinal = -1;
 		cfg_.interrupt = interrupt;
 		cfg_.interrupt_ctx = ctx;
-		cfg_.method = opt->method == PGKM_METHOD_HAMERLY ? PGKM_CUDA_METHOD_HAMERLY :
-			opt->method == PGKM_METHOD_YINYANG ? PGKM_CUDA_METHOD_YINYANG : PGKM_CUDA_METHOD_LLOYD;
+		cfg_.method = cuda_method(opt->method);
 		open(k);
 	}
 	~GpuDevice() override
@@ -235,8 +234,7 @@ public:
 		st->inertia = it.inertia;
 		st->moved = it.moved;
 		pass_distances_ = it.distances;
-		pass_method_ = it.method == PGKM_CUDA_METHOD_HAMERLY ? PGKM_METHOD_HAMERLY :
-			it.method == PGKM_CUDA_METHOD_YINYANG ? PGKM_METHOD_YINYANG : PGKM_METHOD_LLOYD;
+		pass_method_ = engine_method(it.method);
 	}
 	int64_t		last_pass_distances(int32_t *method) const override
 	{
@@ -254,6 +252,22 @@ public:
 	const char *name() const override { return "gpu"; }
 
 private:
+	/* The plugin's method for the engine's (the pruned ones it runs; Lloyd's passes for the rest). */
+	static int32_t cuda_method(int32_t m)
+	{
+		return m == PGKM_METHOD_HAMERLY ? PGKM_CUDA_METHOD_HAMERLY :
+			m == PGKM_METHOD_YINYANG ? PGKM_CUDA_METHOD_YINYANG :
+			m == PGKM_METHOD_ELKAN ? PGKM_CUDA_METHOD_ELKAN :
+			m == PGKM_METHOD_SORT ? PGKM_CUDA_METHOD_SORT : PGKM_CUDA_METHOD_LLOYD;
+	}
+	static int32_t engine_method(int32_t m)
+	{
+		return m == PGKM_CUDA_METHOD_HAMERLY ? PGKM_METHOD_HAMERLY :
+			m == PGKM_CUDA_METHOD_YINYANG ? PGKM_METHOD_YINYANG :
+			m == PGKM_CUDA_METHOD_ELKAN ? PGKM_METHOD_ELKAN :
+			m == PGKM_CUDA_METHOD_SORT ? PGKM_METHOD_SORT : PGKM_METHOD_LLOYD;
+	}
+
 	void		open(int32_t k)
 	{
 		if (h_)

@@ -72,16 +72,16 @@ debug_decided(void *h)
 }
 
 int
-debug_hamerly(void *h)
+debug_method(void *h)
 {
-	static auto f = debug_export<int (*) (void *)>("pgkm_cuda_debug_hamerly");
+	static auto f = debug_export<int (*) (void *)>("pgkm_cuda_debug_method");
 	return f ? f(h) : -1;
 }
 
 int
-debug_yinyang(void *h)
+debug_hamerly(void *h)
 {
-	static auto f = debug_export<int (*) (void *)>("pgkm_cuda_debug_yinyang");
+	static auto f = debug_export<int (*) (void *)>("pgkm_cuda_debug_hamerly");
 	return f ? f(h) : -1;
 }
 
@@ -279,87 +279,4 @@ check_one_iteration(const std::vector<float> &x, int64_t n, int d, int k, const 
 	EXPECT_EQ(ssum, n);
 	EXPECT_NEAR(in2, tot, 1e-9 * tot);
 	api()->destroy(h);
-}
-
-pgkm_test::EngineResult
-run_method(const std::vector<float> &x, int d, const std::vector<double> &init, int method, int device,
-		   int max_iter, int64_t mem_limit)
-{
-	const int	k = (int) (init.size() / d);
-	pgkm_options o = gpu_test_options(k, &init, device, max_iter, mem_limit);
-	o.method = method;
-	pgkm_test::EngineResult r = pgkm_test::run_engine(x, d, o);
-	EXPECT_EQ(r.status, PGKM_DONE) << r.err;
-	return r;
-}
-
-pgkm_test::EngineResult
-expect_exact_method(int method, const std::vector<float> &x, int d, const std::vector<double> &init, int max_iter,
-					const std::string &what)
-{
-	SCOPED_TRACE(what);
-	pgkm_test::EngineResult gh = run_method(x, d, init, method, PGKM_DEVICE_GPU, max_iter);
-	pgkm_test::EngineResult gl = run_method(x, d, init, PGKM_METHOD_LLOYD, PGKM_DEVICE_GPU, max_iter);
-	pgkm_test::EngineResult cl = run_method(x, d, init, PGKM_METHOD_LLOYD, PGKM_DEVICE_CPU, max_iter);
-	EXPECT_EQ(gh.device, "gpu");
-	EXPECT_EQ(gh.method_used, pgkm_method_name(method));
-	EXPECT_EQ(gh.labels, gl.labels);
-	EXPECT_EQ(gh.iterations, gl.iterations);
-	EXPECT_EQ(gh.k, gl.k);
-	EXPECT_EQ(gh.centroids, gl.centroids) << "the same labels give the same fixed-point sums";
-	EXPECT_EQ(gh.sizes, gl.sizes);
-	EXPECT_NEAR(gh.inertia, gl.inertia, 1e-12 * gl.inertia);
-	EXPECT_EQ(gh.progress.size(), gl.progress.size());
-	for (size_t i = 0; i < std::min(gh.progress.size(), gl.progress.size()); i++)
-	{
-		EXPECT_EQ(gh.progress[i].moved, gl.progress[i].moved) << "step " << i;
-		if (!std::isnan(gl.progress[i].inertia))	/* NaN at a given init */
-		{
-			EXPECT_NEAR(gh.progress[i].inertia, gl.progress[i].inertia, 1e-12 * gl.progress[i].inertia) << "step " << i;
-		}
-	}
-	expect_same_run(gh, cl);
-	EXPECT_LE(gh.distance_computations, gh.distance_computations_lloyd);
-	return gh;
-}
-
-std::vector<double>
-first_rows(const std::vector<float> &x, int d, int k)
-{
-	return std::vector<double>(x.begin(), x.begin() + (size_t) k * d);
-}
-
-std::vector<float>
-integer_grid(int64_t n, int d, int m)
-{
-	std::vector<float> g;
-	for (int64_t i = 0; i < n; i++)
-		for (int j = 0; j < d; j++)
-			g.push_back((float) ((i * 7 + j * 13) % m));
-	return g;
-}
-
-std::vector<float>
-repeated_rows(int64_t n, int d, int distinct, int step, double col_step)
-{
-	std::vector<float> x;
-	for (int64_t i = 0; i < n; i++)
-		for (int j = 0; j < d; j++)
-			x.push_back((float) ((i % distinct) * step + j * col_step));
-	return x;
-}
-
-void
-expect_streamed_runs_lloyd(int method, int k)
-{
-	const int64_t n = 100000;
-	const int	d = 32;
-	auto		x = gpu_blobs(n, d, k, 61, 1.0);
-	auto		init = pgkm_test::pick_rows(x, d, k, 2);
-	const int64_t limit = n * 4 + (4 << 20) + (int64_t) k * d * 32;
-	pgkm_test::EngineResult st = run_method(x, d, init, method, PGKM_DEVICE_GPU, 20, limit);
-	pgkm_test::EngineResult gl = run_method(x, d, init, PGKM_METHOD_LLOYD, PGKM_DEVICE_GPU, 20);
-	EXPECT_EQ(st.method_used, "lloyd");
-	EXPECT_EQ(st.labels, gl.labels);
-	EXPECT_EQ(st.centroids, gl.centroids);
 }

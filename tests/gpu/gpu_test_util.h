@@ -29,7 +29,7 @@ int64_t		debug_kpp_rows(void *h);
 int64_t		debug_decided(void *h);	/* rows the last pass decided in fp64 */
 int			debug_hamerly(void *h);	/* 1 when iterate() prunes with Hamerly's bounds */
 int64_t		debug_listed(void *h);	/* rows the last Hamerly pass labelled against every centroid */
-int			debug_yinyang(void *h);	/* 1 when iterate() prunes with Yinyang's group bounds */
+int			debug_method(void *h);	/* the pgkm_cuda_method iterate() prunes with, 0: Lloyd's passes */
 
 /* A config on the default device with production switches; deterministic unless det = 0. */
 pgkm_cuda_config plugin_config(int det = 1, int64_t memory_limit = 0);
@@ -88,39 +88,5 @@ int64_t		count_not_fp64_argmin(const std::vector<float> &x, int d, const std::ve
  */
 void		check_one_iteration(const std::vector<float> &x, int64_t n, int d, int k, const std::vector<double> &c0,
 								const pgkm_cuda_config &cfg, const char *expect_path);
-
-/* An engine run of method on device from init (tol 0), its status checked. */
-pgkm_test::EngineResult run_method(const std::vector<float> &x, int d, const std::vector<double> &init, int method,
-								   int device, int max_iter, int64_t mem_limit = 0);
-
-/*
- * A pruned GPU method (hamerly, yinyang) is Lloyd on the GPU and on the CPU
- * from init: the same labels, moves and iterations, bit-identical centroids
- * with GPU Lloyd (the same labels give the same fixed-point sums), the CPU
- * engine's within its sums' rounding, inertia to 1e-12; returns its run.
- */
-pgkm_test::EngineResult expect_exact_method(int method, const std::vector<float> &x, int d,
-											const std::vector<double> &init, int max_iter, const std::string &what);
-
-/* A near-ties case (tests/common/near_ties.h): rows, dimension, centroids, the data's offset. */
-struct TieShape
-{
-	int64_t		n;
-	int			d, k;
-	double		offset;
-};
-
-/*
- * method on 100,000 x 32 blobs, k clusters, under a memory limit that
- * streams the rows: Lloyd's passes (reported as lloyd), GPU Lloyd's run.
- */
-void		expect_streamed_runs_lloyd(int method, int k);
-
-/* The first k rows as centroids. */
-std::vector<double> first_rows(const std::vector<float> &x, int d, int k);
-/* n rows on an integer grid, (7 i + 13 j) mod m: many rows at equal distances. */
-std::vector<float> integer_grid(int64_t n, int d, int m);
-/* n rows, `distinct` of them distinct: row i is (i mod distinct) step + j col_step. */
-std::vector<float> repeated_rows(int64_t n, int d, int distinct, int step, double col_step);
 
 #endif

@@ -5,7 +5,9 @@
 # shown to, without a GPU: same PTX (branch labels renumbered, the source
 # path's hash taken out of internal names) means ptxas
 # emits the same code. Needs nvcc; runs from the repository root.
-#   usage: bash tests/gpu/ptx_diff.sh [REV]
+#   usage: [PTX_IGNORE_PARAMS=1] bash tests/gpu/ptx_diff.sh [REV]
+# PTX_IGNORE_PARAMS=1 masks the kernel parameters' sizes and offsets (for an
+# argument struct that gained fields: every other instruction still counts).
 # Prints one line per kernel that differs or exists on one side only, then
 # "ptx_diff: N kernels identical, M different"; exit status 1 when M > 0.
 set -euo pipefail
@@ -23,8 +25,9 @@ ptx() {  # ptx ROOT OUTDIR
 }
 ptx "$work/base" "$work/ptx/base"
 ptx "$PWD" "$work/ptx/tree"
-python3 - "$work/ptx/base" "$work/ptx/tree" "$rev" <<'PY'
+python3 - "$work/ptx/base" "$work/ptx/tree" "$rev" "${PTX_IGNORE_PARAMS:-0}" <<'PY'
 import glob, re, sys
+ignore_params = sys.argv[4] == "1"
 
 def kernels(folder):
     out = {}
@@ -32,7 +35,11 @@ def kernels(folder):
         for m in re.finditer(r"\.entry\s+(\S+)\((.*?)\n\}\n", open(f).read(), re.S):
             body = re.sub(r"\$L__BB\d+_", "$L__BB_", m.group(0))
             # internal-linkage names carry a hash of the source path, which differs between the trees
-            out[m.group(1)] = re.sub(r"_ZN\d+_INTERNAL_[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]+", "_ZN_INTERNAL_", body)
+            body = re.sub(r"_ZN\d+_INTERNAL_[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]+", "_ZN_INTERNAL_", body)
+            if ignore_params:
+                body = re.sub(r"(_param_\d+)(\[\d+\]|\+\d+)", r"\1[P]", body)
+                body = re.sub(r"(ld\.param\.\w+\s+%\w+, \[%rd\d+)\+\d+\]", r"\1+P]", body)
+            out[m.group(1)] = body
     return out
 
 base, tree = kernels(sys.argv[1]), kernels(sys.argv[2])

@@ -6,7 +6,7 @@
  * the CPU engine's within its sums' rounding, inertia to 1e-12 relatively;
  * and on clustered data most distances skipped.
  */
-#include "gpu_test_util.h"
+#include "bounded_gpu_util.h"
 #include "near_ties.h"
 
 #include <gtest/gtest.h>
@@ -40,20 +40,7 @@ INSTANTIATE_TEST_SUITE_P(Paths, HamerlyNearTies, ::testing::Values(
 TEST(HamerlyGpu, TiesDuplicatesAndEdgeShapes)
 {
 	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
-	const auto	g = integer_grid(6000, 3, 9);	/* 9^3 grid points */
-	expect_exact_method(PGKM_METHOD_HAMERLY, g, 3, first_rows(g, 3, 12), 40, "integer grid ties");
-
-	const auto	dup = repeated_rows(5000, 8, 5, 3, 0.25);	/* 1000 copies each */
-	expect_exact_method(PGKM_METHOD_HAMERLY, dup, 8, first_rows(dup, 8, 7), 30, "duplicates, k > distinct rows");
-
-	auto		line = gpu_blobs(5000, 1, 10, 31, 1.0);
-	expect_exact_method(PGKM_METHOD_HAMERLY, line, 1, pgkm_test::pick_rows(line, 1, 10, 7), 60, "d = 1");
-
-	auto		b = gpu_blobs(3000, 4, 3, 5, 1.0);
-	expect_exact_method(PGKM_METHOD_HAMERLY, b, 4, pgkm_test::pick_rows(b, 4, 1, 9), 10, "k = 1");
-
-	auto		small = gpu_blobs(64, 5, 4, 11, 1.0);
-	expect_exact_method(PGKM_METHOD_HAMERLY, small, 5, first_rows(small, 5, 64), 10, "k = n");
+	expect_exact_edge_shapes(PGKM_METHOD_HAMERLY);
 }
 
 /*
@@ -81,18 +68,7 @@ TEST(HamerlyGpu, CentredLevelEdgeShapes)
 TEST(HamerlyGpu, EmptyAndMergingClusters)
 {
 	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
-	auto		x = gpu_blobs(30000, 24, 4, 41, 2.0);
-	std::vector<double> init = pgkm_test::pick_rows(x, 24, 6, 3);
-	for (int j = 0; j < 24; j++)
-	{
-		init[4 * 24 + j] = 1e3 + j;	/* far from every row: empty, repaired */
-		init[5 * 24 + j] = -1e3;
-	}
-	expect_exact_method(PGKM_METHOD_HAMERLY, x, 24, init, 40, "empty clusters");
-
-	/* 12 centroids drawn from 3 wide, overlapping blobs: they drift together and clusters merge */
-	auto		m = gpu_blobs(40000, 40, 3, 43, 6.0);
-	expect_exact_method(PGKM_METHOD_HAMERLY, m, 40, pgkm_test::pick_rows(m, 40, 12, 8), 200, "merging clusters");
+	expect_exact_empty_and_merging(PGKM_METHOD_HAMERLY);
 }
 
 /* Well-clustered data: most rows keep their label without a distance to every centroid. */

@@ -126,7 +126,8 @@ TEST(Plan, SettingsFromConfig)
 	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.gemm_blocks_per_sm = 9; }), PGKM_ERR_INVALID);
 	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.gemm_tile_mb = 1025; }), PGKM_ERR_INVALID);
 	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.gemm_tile_mb = -1; }), PGKM_ERR_INVALID);
-	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.method = 3; }), PGKM_ERR_INVALID);
+	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.method = 5; }), PGKM_ERR_INVALID);
+	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.method = -1; }), PGKM_ERR_INVALID);
 	EXPECT_FALSE(def.hamerly);
 	EXPECT_FALSE(def.yinyang);
 	cfg.method = PGKM_CUDA_METHOD_HAMERLY;
@@ -202,6 +203,48 @@ TEST(Plan, YinyangBoundsAreCounted)
 	EXPECT_LE(with.pass_bytes + kpp, with.budget);
 	EXPECT_FALSE(make_plan(n, d, k, yy, h100(), n * d).yinyang) << "streamed";
 	EXPECT_FALSE(make_plan(20000, 1100, 16, yy, h100(), big).yinyang) << "d > 1024";
+}
+
+/*
+ * Elkan's k bounds per row and sort's ranked k x k pairs are counted the
+ * same way: beside Lloyd's bytes when they fit, else Lloyd's passes; never
+ * streamed or past d = 1024.
+ */
+TEST(Plan, ElkanAndSortStateIsCounted)
+{
+	const int64_t n = 1000000;
+	const int	d = 32, k = 1024;
+	const int64_t kd = (int64_t) k * d, kk = (int64_t) k * k;
+	EXPECT_EQ(elkan_bytes(n, d, k), n * k * 4 + kd * 8 + (int64_t) k * 16 + 16 + kk * 4);
+	EXPECT_EQ(sort_bytes(k), 16 + kk * 16 + ((int64_t) k + 1) * 4 + sort_scratch_bytes(k));
+	EXPECT_GE(sort_scratch_bytes(k), (int64_t) k * 64);
+	const int64_t big = 40LL << 30;
+	const Plan	lloyd = make_plan(n, d, k, Settings(), h100(), big);
+	const int64_t kpp = kpp_scratch_bytes(lloyd.kpp_rows, d, k, h100().sms, true);
+	for (int32_t m : {PGKM_CUDA_METHOD_ELKAN, PGKM_CUDA_METHOD_SORT})
+	{
+		SCOPED_TRACE(m);
+		pgkm_cuda_config cfg {};
+		cfg.method = m;
+		const Settings s = settings_from_config(&cfg);
+		EXPECT_EQ(s.elkan, m == PGKM_CUDA_METHOD_ELKAN);
+		EXPECT_EQ(s.sort, m == PGKM_CUDA_METHOD_SORT);
+		EXPECT_FALSE(s.hamerly);
+		EXPECT_FALSE(s.yinyang);
+		const auto	on = [m](const Plan &p) { return m == PGKM_CUDA_METHOD_ELKAN ? p.elkan : p.sort; };
+		const int64_t state = m == PGKM_CUDA_METHOD_ELKAN ? elkan_bytes(n, d, k) : sort_bytes(k);
+		const Plan	p = make_plan(n, d, k, s, h100(), big);
+		EXPECT_TRUE(on(p));
+		EXPECT_FALSE(p.hamerly);
+		EXPECT_EQ(p.pass_bytes, lloyd.pass_bytes + state);
+		const Plan	tight = make_plan(n, d, k, s, h100(), lloyd.pass_bytes + kpp + state - 1);
+		EXPECT_TRUE(tight.resident);
+		EXPECT_FALSE(on(tight));
+		EXPECT_EQ(tight.pass_bytes, lloyd.pass_bytes);
+		EXPECT_TRUE(on(make_plan(n, d, k, s, h100(), lloyd.pass_bytes + kpp + state)));
+		EXPECT_FALSE(on(make_plan(n, d, k, s, h100(), n * d))) << "streamed";
+		EXPECT_FALSE(on(make_plan(20000, 1100, 16, s, h100(), big))) << "d > 1024";
+	}
 }
 
 /* The H100 suite's engine shapes (bench/gpu_bench.cpp) at the card's free memory: all resident. */

@@ -6,7 +6,7 @@
  * adversarial data with several groups of centroids (k > 64); and on
  * clustered data most distances skipped, whole groups among them.
  */
-#include "gpu_test_util.h"
+#include "bounded_gpu_util.h"
 #include "near_ties.h"
 
 #include <gtest/gtest.h>
@@ -39,21 +39,13 @@ INSTANTIATE_TEST_SUITE_P(Paths, YinyangNearTies, ::testing::Values(
 TEST(YinyangGpu, TiesDuplicatesAndEdgeShapes)
 {
 	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
-	const int	Y = PGKM_METHOD_YINYANG;
-	const auto	g = integer_grid(6000, 3, 9);	/* 9^3 grid points */
-	expect_exact_method(Y, g, 3, first_rows(g, 3, 100), 40, "integer grid ties");
-
-	const auto	dup = repeated_rows(5000, 8, 5, 3, 0.25);	/* 1000 copies each */
-	expect_exact_method(Y, dup, 8, first_rows(dup, 8, 70), 30, "duplicates, k > distinct rows");
-
-	auto		line = gpu_blobs(20000, 1, 10, 31, 1.0);
-	expect_exact_method(Y, line, 1, pgkm_test::pick_rows(line, 1, 80, 7), 60, "d = 1");
-
-	auto		b = gpu_blobs(3000, 4, 3, 5, 1.0);
-	expect_exact_method(Y, b, 4, pgkm_test::pick_rows(b, 4, 1, 9), 10, "k = 1");
-
-	auto		small = gpu_blobs(130, 5, 4, 11, 1.0);
-	expect_exact_method(Y, small, 5, first_rows(small, 5, 130), 10, "k = n");
+	EdgeShapeKs ks;
+	ks.grid = 100;
+	ks.dup = 70;
+	ks.line_rows = 20000;
+	ks.line = 80;
+	ks.all = 130;
+	expect_exact_edge_shapes(PGKM_METHOD_YINYANG, ks);
 }
 
 /* The centred level (DOT and TILED paths, d <= 64): exact ties, duplicates, k = n, with groups. */
@@ -145,7 +137,7 @@ TEST(YinyangGpu, AbiReportsGroupSkips)
 	char		err[512] = "";
 	ASSERT_EQ(api()->create(x.data(), n, d, k, &cfg, &h, err, sizeof(err)), 0) << err;
 	EXPECT_EQ(debug_hamerly(h), 1);
-	EXPECT_EQ(debug_yinyang(h), 1);
+	EXPECT_EQ(debug_method(h), PGKM_CUDA_METHOD_YINYANG);
 	ASSERT_EQ(api()->set_centroids(h, init.data(), err, sizeof(err)), 0) << err;
 	std::vector<double> c((size_t) k * d);
 	std::vector<int64_t> sizes(k);

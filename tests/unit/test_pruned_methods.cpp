@@ -12,6 +12,7 @@
 #include "reference.h"
 
 #include "auto_assign.h"
+#include "cpu_assign.h"
 #include "internal_hooks.h"
 
 #include <cmath>
@@ -305,41 +306,48 @@ TEST(AutoMethod, EstimateCountsTheBounds)
 }
 
 /*
- * Of the pruned methods only Hamerly and Yinyang run on the GPU: device
- * 'gpu' refuses the others, 'auto' falls back and says why; Hamerly and
- * Yinyang are asked of the plugin.
+ * The GPU centroid device takes Lloyd, AUTO and every pruned method;
+ * kernel k-means (its own GPU path) is refused with the list it runs.
+ */
+TEST(PrunedDevice, MethodOnGpu)
+{
+	std::string why;
+	for (int32_t m : {PGKM_METHOD_LLOYD, PGKM_METHOD_AUTO, PGKM_METHOD_HAMERLY, PGKM_METHOD_YINYANG,
+					  PGKM_METHOD_ELKAN, PGKM_METHOD_SORT})
+		EXPECT_TRUE(pgkm::method_on_gpu(m, &why)) << pgkm_method_name(m);
+	EXPECT_EQ(why, "");
+	EXPECT_FALSE(pgkm::method_on_gpu(PGKM_METHOD_KERNEL, &why));
+	EXPECT_EQ(why, "method \"kernel\" has no GPU centroid pass; the GPU engine runs \"lloyd\", \"hamerly\", "
+			  "\"yinyang\", \"elkan\", \"sort\" and \"auto\"");
+}
+
+/*
+ * Every pruned method runs on the GPU: device 'gpu' and 'auto' ask the
+ * plugin for it (the fake plugin echoes the method it was asked for) and
+ * AUTO runs Lloyd's passes there.
  */
 #ifdef PGKM_FAKE_CUDA_PLUGIN
-TEST(PrunedDevice, GpuRunsLloydHamerlyYinyangAndAutoOnly)
+TEST(PrunedDevice, GpuRunsEveryPrunedMethod)
 {
 	const std::string saved = pgkm_internal_set_driver_library("");
 	std::vector<float> x = {0, 0, 0, 1, 10, 10, 10, 11};
 	pgkm_options o = cpu_options(2);
 	o.gpu_plugin_path = PGKM_FAKE_CUDA_PLUGIN;
-	o.method = PGKM_METHOD_ELKAN;
+	o.method = PGKM_METHOD_AUTO;
 	o.device = PGKM_DEVICE_GPU;
 	EngineResult r = run_engine(x, 2, o);
-	EXPECT_EQ(r.status, PGKM_ERR_GPU_UNAVAILABLE);
-	EXPECT_EQ(r.err, "method \"elkan\" runs on the CPU only; the GPU engine runs \"lloyd\", \"hamerly\", \"yinyang\" and \"auto\"");
-	o.device = PGKM_DEVICE_AUTO;
-	r = run_engine(x, 2, o);
-	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
-	EXPECT_EQ(r.device, "cpu");
-	EXPECT_EQ(r.fallback, "method \"elkan\" runs on the CPU only; the GPU engine runs \"lloyd\", \"hamerly\", \"yinyang\" and \"auto\"");
-	EXPECT_EQ(r.method_used, "elkan");
-	o.method = PGKM_METHOD_AUTO;
-	r = run_engine(x, 2, o);
 	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
 	EXPECT_EQ(r.device, "gpu");
 	EXPECT_EQ(r.method_used, "lloyd");
 	for (int dev : {PGKM_DEVICE_GPU, PGKM_DEVICE_AUTO})
-		for (int32_t m : {PGKM_METHOD_HAMERLY, PGKM_METHOD_YINYANG})
+		for (int32_t m : {PGKM_METHOD_HAMERLY, PGKM_METHOD_YINYANG, PGKM_METHOD_ELKAN, PGKM_METHOD_SORT})
 		{
 			o.method = m;
 			o.device = dev;
 			r = run_engine(x, 2, o);
 			ASSERT_EQ(r.status, PGKM_DONE) << r.err;
 			EXPECT_EQ(r.device, "gpu");
+			EXPECT_EQ(r.fallback, "");
 			EXPECT_EQ(r.method_used, pgkm_method_name(m)) << "the fake plugin echoes the method it was asked for";
 		}
 	pgkm_internal_set_driver_library(saved.c_str());
