@@ -181,7 +181,7 @@ kmeanspp(Run &r, uint64_t seed, double *centroids)
 	const int	d = r.d, k = r.k;
 	const int	L = kpp_candidates(k);
 	const cudaStream_t s = r.buf.s_comp;
-	pgkm::SplitMix64 rng(seed ^ 0x5851f42d4c957f2dULL);
+	pgkm::SplitMix64 rng(seed ^ pgkm::KPP_SAMPLE_STREAM);
 
 	const int64_t want = r.plan.kpp_rows;
 	/* resident x is exact unless 3xTF32 split it (its TF32 part alone would be seeded on) */
@@ -201,11 +201,7 @@ kmeanspp(Run &r, uint64_t seed, double *centroids)
 	if (!all)
 	{
 		rows.resize(ns);
-		for (int64_t i = 0; i < ns; i++)
-		{
-			int64_t		lo = i * n / ns, hi = (i + 1) * n / ns;
-			rows[i] = lo + (int64_t) (rng.next() % (uint64_t) (hi - lo));
-		}
+		pgkm::kpp_strata_rows(n, ns, rng, rows.data());
 	}
 	KppBuffers	B(r);
 	const float *xs;

@@ -35,7 +35,7 @@ int32_t		kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t 
 
 /*
  * The CPU device's k-means++ (Device::kmeanspp): kmeanspp_cpu on
- * kpp_sample_size(n, k) rows drawn by kpp_strata_rows from seed, or on
+ * kpp_sample_size(n, k) rows drawn by kpp_strata_rows (rng.h) from seed, or on
  * every row when that is n (kmeanspp_sample.cpp). The centers are rows of x;
  * potential is NaN when sampled (it would be the sample's).
  */
@@ -45,14 +45,10 @@ int32_t		kmeanspp_sampled_cpu(const float *x, int64_t n, int32_t d, int32_t k, u
 /* k-means++'s sample: max(KPP_SAMPLE_MIN, KPP_SAMPLE_PER_CENTER k) rows, at most n. */
 constexpr int64_t KPP_SAMPLE_PER_CENTER = 32;
 constexpr int64_t KPP_SAMPLE_MIN = 16384;
-/* The sample's draws: a stream of seed ^ this (the GPU plugin's, cuda/kmeanspp.cu). */
-constexpr uint64_t KPP_SAMPLE_STREAM = 0x5851f42d4c957f2dULL;
 
 /* Rows of k-means++'s sample of n rows for k centers (pgkm_internal_set_kpp_sample may change the rule). */
 int64_t		kpp_sample_size(int64_t n, int32_t k);
 
-/* The sample: rows[i] uniform in the i-th of ns equal strata of n rows, from seed's stream. */
-void		kpp_strata_rows(int64_t n, int64_t ns, uint64_t seed, int64_t *rows);
 
 /* k-means||'s default rounds and oversampling factor l / k (pgkm_internal_set_kmeans_parallel). */
 constexpr int KPAR_ROUNDS = 4;

@@ -4,9 +4,8 @@
  * is larger than the sample, so that init costs a few Lloyd iterations; on
  * every row otherwise (then it is kmeanspp_cpu's result, bit for bit).
  *
- * The sample is the GPU plugin's rule (cuda/kmeanspp.cu): ns rows, row i
- * drawn uniformly from the i-th of ns equal strata [i n / ns, (i + 1) n / ns)
- * by a SplitMix64 stream of seed ^ KPP_SAMPLE_STREAM. Its size is by rows per
+ * The sample is drawn by rng.h's kpp_strata_rows, as the GPU plugin draws
+ * its own (cuda/kmeanspp.cu). Its size is by rows per
  * centre (KPP_SAMPLE_PER_CENTER k, at least KPP_SAMPLE_MIN): chosen by the
  * quality check in bench/RESULTS.md ("k-means++ on a sample").
  */
@@ -46,18 +45,6 @@ kpp_sample_size(int64_t n, int32_t k)
 	return std::min(n, want);
 }
 
-void
-kpp_strata_rows(int64_t n, int64_t ns, uint64_t seed, int64_t *rows)
-{
-	SplitMix64	rng(seed ^ KPP_SAMPLE_STREAM);
-	for (int64_t i = 0; i < ns; i++)
-	{
-		const int64_t lo = (int64_t) ((unsigned __int128) i * n / ns);
-		const int64_t hi = (int64_t) ((unsigned __int128) (i + 1) * n / ns);
-		rows[i] = lo + (int64_t) (rng.next() % (uint64_t) (hi - lo));
-	}
-}
-
 int32_t
 kmeanspp_sampled_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed,
 					 ThreadPool *pool, double *centers, double *potential)
@@ -66,7 +53,8 @@ kmeanspp_sampled_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t s
 	if (ns >= n)
 		return kmeanspp_cpu(x, n, d, k, seed, pool, centers, potential, nullptr);
 	std::vector<int64_t> rows(ns);
-	kpp_strata_rows(n, ns, seed, rows.data());
+	SplitMix64	rng(seed ^ KPP_SAMPLE_STREAM);
+	kpp_strata_rows(n, ns, rng, rows.data());
 	std::vector<float> xs((size_t) ns * d);
 	constexpr int64_t block = 4096;
 	pool->parallel_for((ns + block - 1) / block, [&](int64_t b, int) {

@@ -37,6 +37,24 @@ struct SplitMix64
 	}
 };
 
+/*
+ * k-means++'s sample, the same on the CPU device and the GPU plugin: ns rows,
+ * rows[i] uniform in the i-th of ns equal strata [i n / ns, (i + 1) n / ns),
+ * drawn from rng (a stream of seed ^ KPP_SAMPLE_STREAM).
+ */
+constexpr uint64_t KPP_SAMPLE_STREAM = 0x5851f42d4c957f2dULL;
+
+inline void
+kpp_strata_rows(int64_t n, int64_t ns, SplitMix64 &rng, int64_t *rows)
+{
+	for (int64_t i = 0; i < ns; i++)
+	{
+		const int64_t lo = (int64_t) ((unsigned __int128) i * n / ns);
+		const int64_t hi = (int64_t) ((unsigned __int128) (i + 1) * n / ns);
+		rows[i] = lo + (int64_t) (rng.next() % (uint64_t) (hi - lo));
+	}
+}
+
 /* Seed of run r among n_init: decorrelated from neighbouring seeds and runs. */
 inline uint64_t
 derive_seed(uint64_t seed, int run)

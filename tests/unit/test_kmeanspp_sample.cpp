@@ -72,7 +72,8 @@ TEST(KmeansppSample, RowsAreTheStrataRule)
 		{
 			const int64_t ns = 16384;
 			std::vector<int64_t> rows(ns);
-			pgkm::kpp_strata_rows(n, ns, seed, rows.data());
+			pgkm::SplitMix64 rng(seed ^ pgkm::KPP_SAMPLE_STREAM);
+			pgkm::kpp_strata_rows(n, ns, rng, rows.data());
 			EXPECT_EQ(rows, strata_reference(n, ns, seed)) << "n " << n << " seed " << seed;
 			for (int64_t i = 0; i < ns; i++)
 				ASSERT_TRUE(rows[i] >= i * n / ns && rows[i] < (i + 1) * n / ns) << "row " << i;
