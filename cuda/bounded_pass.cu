@@ -80,24 +80,23 @@ finish_bounded_pass(Run &r)
 	return h_counts;
 }
 
-/*
- * Rows [0, n) in launches of about 0.25 TFLOP of fp64 work at most (h.list0,
- * h.list1 set per launch), the interrupt polled between them.
- */
-void
-run_row_slices(Run &r, HamArgs &h, void (*launch)(const HamArgs &, int, cudaStream_t))
+int64_t
+bounded_row_slice(const Run &r)
 {
-	const int64_t slice = std::max<int64_t>(8192, (int64_t) (2.5e11 / (3.0 * r.d * r.k)));
-	cudaStream_t s = r.buf.s_comp;
+	return std::max<int64_t>(8192, (int64_t) (2.5e11 / (3.0 * r.d * r.k)));
+}
+
+void
+run_row_slices(Run &r, HamArgs &h, int64_t slice, const std::function<void(bool last)> &launch)
+{
 	for (int64_t s0 = 0; s0 < r.n; s0 += slice)
 	{
 		h.list0 = s0;
 		h.list1 = std::min(r.n, s0 + slice);
-		launch(h, 16 * r.limits.sms, s);
-		r.launches++;
+		launch(h.list1 == r.n);
 		if (h.list1 < r.n)
 		{
-			CK(cudaStreamSynchronize(s));
+			CK(cudaStreamSynchronize(r.buf.s_comp));
 			check_interrupt(r);
 		}
 	}

@@ -94,9 +94,10 @@ run_elkan_pass(Run &r)
 	h.computed = reinterpret_cast<unsigned long long *>(B.d_open_count);
 	launch_centroid_geometry(r, h, !h.first, s);
 	h.pairs = B.d_pairs;
-	run_row_slices(r, h, [](const HamArgs &a, int grid, cudaStream_t st) {
-		elkan_kernel<<<grid, EK_THREADS, 0, st>>>(a);
+	run_row_slices(r, h, bounded_row_slice(r), [&](bool) {
+		elkan_kernel<<<16 * r.limits.sms, EK_THREADS, 0, s>>>(h);
 		CKLAUNCH("elkan_kernel");
+		r.launches++;
 	});
 	finish_counted_pass(r, PGKM_CUDA_METHOD_ELKAN);
 }

@@ -202,17 +202,7 @@ run_hamerly_pass(Run &r)
 	if (centred)
 		cb = centred_bound(r, B.h_cstage + kd);
 	const int64_t slice = std::max<int64_t>(8192, (int64_t) (5e11 / (2.0 * d * k)));
-	for (int64_t s0 = 0; s0 < r.n; s0 += slice)
-	{
-		h.list0 = s0;
-		h.list1 = std::min(r.n, s0 + slice);
-		launch_label_listed(r, h, br, centred ? &cb : nullptr, h.list1 == r.n, s);
-		if (h.list1 < r.n)
-		{
-			CK(cudaStreamSynchronize(s));
-			check_interrupt(r);
-		}
-	}
+	run_row_slices(r, h, slice, [&](bool last) { launch_label_listed(r, h, br, centred ? &cb : nullptr, last, s); });
 	/* step 4; the counts: listed, left to fp64, Yinyang's work */
 	const unsigned int *counts = static_cast<const unsigned int *>(finish_bounded_pass(r));
 	r.listed = counts[0];

@@ -9,6 +9,8 @@
 #include "pass_args.h"
 #include "run.cuh"
 
+#include <functional>
+
 namespace pgkm_cuda
 {
 
@@ -49,8 +51,13 @@ void		launch_centroid_geometry(Run &r, const HamArgs &h, bool drifts, cudaStream
  */
 HamArgs		bounded_args(Run &r);
 const void *finish_bounded_pass(Run &r);
-/* bounded_pass.cu: launch(h, grid, stream) over the rows in slices, interrupts polled between. */
-void		run_row_slices(Run &r, HamArgs &h, void (*launch)(const HamArgs &, int, cudaStream_t));
+/*
+ * bounded_pass.cu: rows [0, n) in slices of `slice` rows (h.list0, h.list1
+ * set per slice), launch(last) for each, the interrupt polled between them.
+ */
+void		run_row_slices(Run &r, HamArgs &h, int64_t slice, const std::function<void(bool last)> &launch);
+/* bounded_pass.cu: elkan's and sort's slice, about 0.25 TFLOP of fp64 work at most. */
+int64_t		bounded_row_slice(const Run &r);
 /* bounded_pass.cu: finish_bounded_pass, then the distances its kernels counted (d_open_count) and method. */
 void		finish_counted_pass(Run &r, int32_t method);
 

@@ -353,7 +353,8 @@ try_plan(int64_t n, int d, int k, const Settings &s, const DeviceLimits &dev, in
 	const bool	kpp_copies = !(p.kpp_rows == n && p.product != PRODUCT_3XTF32);
 	for (bool bounds : {true, false})
 	{
-		p.hamerly = bounds && s.hamerly && d <= TILED_MAX_D;
+		/* Hamerly's lists and Yinyang's sort hold int32 row numbers */
+		p.hamerly = bounds && s.hamerly && d <= TILED_MAX_D && n <= INT32_MAX;
 		p.yinyang = p.hamerly && s.yinyang;
 		p.elkan = bounds && s.elkan && d <= TILED_MAX_D && n * k <= INT64_MAX / 8;
 		p.sort = bounds && s.sort && d <= TILED_MAX_D && (int64_t) k * k <= SORT_MAX_PAIRS;

@@ -127,9 +127,10 @@ run_sort_pass(Run &r)
 	r.launches++;
 	h.rank_key = keys.Current();
 	h.rank_idx = vals.Current();
-	run_row_slices(r, h, [](const HamArgs &a, int grid, cudaStream_t st) {
-		sort_kernel<<<grid, SK_THREADS, 0, st>>>(a);
+	run_row_slices(r, h, bounded_row_slice(r), [&](bool) {
+		sort_kernel<<<16 * r.limits.sms, SK_THREADS, 0, s>>>(h);
 		CKLAUNCH("sort_kernel");
+		r.launches++;
 	});
 	finish_counted_pass(r, PGKM_CUDA_METHOD_SORT);
 }

@@ -203,6 +203,13 @@ TEST(Plan, YinyangBoundsAreCounted)
 	EXPECT_LE(with.pass_bytes + kpp, with.budget);
 	EXPECT_FALSE(make_plan(n, d, k, yy, h100(), n * d).yinyang) << "streamed";
 	EXPECT_FALSE(make_plan(20000, 1100, 16, yy, h100(), big).yinyang) << "d > 1024";
+	/* more rows than int32 row numbers: resident (4 bytes a row at d = 1), but no bounds */
+	const int64_t over = (int64_t) INT32_MAX + 1;
+	Plan		huge = make_plan(over, 1, 2, yy, h100(), 1LL << 40);
+	EXPECT_TRUE(huge.resident);
+	EXPECT_FALSE(huge.hamerly) << "row numbers past int32";
+	EXPECT_FALSE(huge.yinyang);
+	EXPECT_TRUE(make_plan(over - 1, 1, 2, yy, h100(), 1LL << 40).hamerly);
 }
 
 /*
