@@ -9,7 +9,11 @@
  * (1 - computed / n k per pass, the final assignment included), and the
  * final inertia, which must be the same for every method.
  * PGKM_BENCH_METHODS (comma-separated, lloyd first) picks the methods:
- * lloyd,hamerly,yinyang when unset, e.g. lloyd,hamerly,yinyang,elkan,sort.
+ * lloyd,hamerly,yinyang when unset, e.g. lloyd,hamerly,yinyang,auto,elkan,sort.
+ * PGKM_BENCH_REPEATS (default 1): runs of each method, taken in turn; the
+ * total is their median, the other columns the last run's. Each case starts
+ * with an untimed Lloyd run of two iterations, so no method pays the card's
+ * warm-up.
  */
 #include "gpu_bench.h"
 
@@ -33,7 +37,7 @@ struct Case
 };
 
 void
-line(const char *method, const EngineRun &r, int64_t n)
+line(const char *method, const EngineRun &r, int64_t n, double total_s)
 {
 	if (!r.ok)
 	{
@@ -42,7 +46,7 @@ line(const char *method, const EngineRun &r, int64_t n)
 	}
 	const double skipped = r.distances_lloyd > 0 ? 1.0 - (double) r.distances / (double) r.distances_lloyd : NAN;
 	printf("   %-8s | %5d %4d | %9.4f %9.3f %9.3f | %6.1f %% | %-8s | %.15g\n", method, r.iterations, r.converged,
-		   median(r.iter_s) * 1e3, r.iter_s.empty() ? NAN : r.iter_s[0] * 1e3, r.total_s, 100 * skipped,
+		   median(r.iter_s) * 1e3, r.iter_s.empty() ? NAN : r.iter_s[0] * 1e3, total_s, 100 * skipped,
 		   r.method_used.c_str(), r.final_inertia / n);
 }
 
@@ -74,7 +78,8 @@ hamerly_bench(const Plugin &pl, int64_t max_n)
 		{
 			const size_t q = std::min(list.find(',', p), list.size());
 			const std::string name = list.substr(p, q - p);
-			for (int m : {PGKM_METHOD_LLOYD, PGKM_METHOD_HAMERLY, PGKM_METHOD_YINYANG, PGKM_METHOD_ELKAN, PGKM_METHOD_SORT})
+			for (int m : {PGKM_METHOD_LLOYD, PGKM_METHOD_HAMERLY, PGKM_METHOD_YINYANG, PGKM_METHOD_AUTO, PGKM_METHOD_ELKAN,
+						  PGKM_METHOD_SORT})
 				if (name == pgkm_method_name(m))
 					methods.push_back(m);
 			p = q + 1;
@@ -82,6 +87,8 @@ hamerly_bench(const Plugin &pl, int64_t max_n)
 		if (methods.empty() || methods[0] != PGKM_METHOD_LLOYD)
 			methods.insert(methods.begin(), PGKM_METHOD_LLOYD);
 	}
+	const char *rep_env = getenv("PGKM_BENCH_REPEATS");
+	const int	repeats = std::max(1, rep_env ? atoi(rep_env) : 1);
 	std::vector<float> x;
 	/* PGKM_BENCH_HAMERLY_CASES: the case numbers (0-based, comma-separated) to run, for a profiler; all when unset */
 	const char *only = getenv("PGKM_BENCH_HAMERLY_CASES");
@@ -96,19 +103,30 @@ hamerly_bench(const Plugin &pl, int64_t max_n)
 		printf("\n== n = %lld, d = %d, k = %d, %s, max_iter %d ==\n", (long long) n, c.d, c.k, c.what, c.max_iter);
 		printf("   %-8s | %5s %4s | %9s %9s %9s | %8s | %-8s | %s\n", "method", "iters", "conv", "ms/it", "it1_ms",
 			   "total_s", "skipped", "ran", "inertia/n");
+		{
+			pgkm_options o = gpu_random_options(c.k, 2, pl.file);
+			(void) run_engine(x, n, c.d, o);	/* warm-up */
+		}
 		std::vector<EngineRun> r(methods.size());
+		std::vector<std::vector<double>> totals(methods.size());
+		for (int rep = 0; rep < repeats; rep++)
+			for (size_t m = 0; m < methods.size(); m++)
+			{
+				pgkm_options o = gpu_random_options(c.k, c.max_iter, pl.file);
+				o.method = methods[m];
+				r[m] = run_engine(x, n, c.d, o);
+				totals[m].push_back(r[m].total_s);
+			}
+		std::vector<double> total(methods.size());
 		for (size_t m = 0; m < methods.size(); m++)
 		{
-			pgkm_options o = gpu_random_options(c.k, c.max_iter, pl.file);
-			o.method = methods[m];
-			r[m] = run_engine(x, n, c.d, o);
-			line(pgkm_method_name(methods[m]), r[m], n);
-			fflush(stdout);
+			total[m] = median(totals[m]);
+			line(pgkm_method_name(methods[m]), r[m], n, total[m]);
 		}
 		for (size_t m = 1; m < methods.size(); m++)
 			if (r[0].ok && r[m].ok)
 				printf("   speed-up %s/lloyd: total %.2fx, per iteration %.2fx; iterations %s; inertia rel. diff %.2e\n",
-					   pgkm_method_name(methods[m]), r[0].total_s / r[m].total_s,
+					   pgkm_method_name(methods[m]), total[0] / total[m],
 					   median(r[0].iter_s) / median(r[m].iter_s), r[0].iterations == r[m].iterations ? "equal" : "DIFFER",
 					   std::fabs(r[0].final_inertia - r[m].final_inertia) / r[0].final_inertia);
 		fflush(stdout);

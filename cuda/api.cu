@@ -175,18 +175,19 @@ api_iterate(void *h, pgkm_cuda_iter *out, double *centroids, int64_t *sizes, cha
 		Run		   &r = run_of(h);
 		if (!out || !centroids || !sizes)
 			fail(PGKM_ERR_INVALID, "NULL argument");
-		if (r.plan.hamerly)
-			run_hamerly_pass(r);
-		else if (r.plan.elkan)
-			run_elkan_pass(r);
-		else if (r.plan.sort)
-			run_sort_pass(r);
-		else
+		if (r.lloyd_passes || !bounded_plan(r.plan))
 		{
 			run_pass(r, nullptr, nullptr);
 			r.distances = -1;
 			r.pruned = false;
+			r.bounds_valid = false;	/* Lloyd's pass does not keep them */
 		}
+		else if (r.plan.hamerly)
+			run_hamerly_pass(r);
+		else if (r.plan.elkan)
+			run_elkan_pass(r);
+		else
+			run_sort_pass(r);
 		read_update(r, out, centroids, sizes);
 		out->distances = r.distances;
 		out->method = r.pruned ? r.pruned_method : PGKM_CUDA_METHOD_LLOYD;
@@ -203,6 +204,21 @@ api_assign(void *h, int32_t *labels, double *dist2, int64_t *sizes, double *iner
 		run_pass(r, labels, dist2);
 		r.bounds_valid = false;	/* Hamerly's bounds are not kept by Lloyd's pass */
 		read_sizes(r, sizes, inertia);
+	});
+}
+
+static int
+api_set_method(void *h, int32_t method, int32_t *runs, char *err, size_t errlen)
+{
+	return guarded(err, errlen, [&] {
+		Run		   &r = run_of(h);
+		if (!runs)
+			fail(PGKM_ERR_INVALID, "NULL argument");
+		if (method != PGKM_CUDA_METHOD_LLOYD && method != settings_method(r.settings))
+			fail(PGKM_ERR_INVALID, "GPU method %d: this run was created for method %d and Lloyd's passes",
+				 (int) method, (int) settings_method(r.settings));
+		r.lloyd_passes = method == PGKM_CUDA_METHOD_LLOYD;
+		*runs = r.lloyd_passes || !bounded_plan(r.plan) ? PGKM_CUDA_METHOD_LLOYD : planned_method(r.plan);
 	});
 }
 
@@ -234,6 +250,7 @@ static const pgkm_cuda_api the_api = {
 	kapi_rows,
 	kapi_pass,
 	kapi_destroy,
+	api_set_method,
 };
 
 extern "C" __attribute__((visibility("default"))) const pgkm_cuda_api *
@@ -302,9 +319,7 @@ pgkm_cuda_debug_method(void *h)
 {
 	if (!h)
 		return -1;
-	const Plan &p = static_cast<Run *>(h)->plan;
-	return p.yinyang ? PGKM_CUDA_METHOD_YINYANG : p.hamerly ? PGKM_CUDA_METHOD_HAMERLY :
-		p.elkan ? PGKM_CUDA_METHOD_ELKAN : p.sort ? PGKM_CUDA_METHOD_SORT : PGKM_CUDA_METHOD_LLOYD;
+	return planned_method(static_cast<Run *>(h)->plan);
 }
 
 /* Rows the last Hamerly pass labelled against every centroid (of which pgkm_cuda_debug_decided in fp64). */

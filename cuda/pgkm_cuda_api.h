@@ -11,7 +11,7 @@
  * Semantics match the CPU engine's, so that the same initial centroids give
  * the same sequence of labels on either engine (each row's label is the fp64
  * argmin of the CPU engine's sqdist_exact, lowest index on exact ties):
- *   create -> (init_kmeanspp | set_centroids) -> iterate* -> assign -> destroy
+ *   create -> (init_kmeanspp | set_centroids) -> (set_method? iterate)* -> assign -> destroy
  * and for kernel k-means (since ABI 3; the kernel_* entry points, NULL in a plugin
  * without it, which the engine then runs on the CPU):
  *   kernel_plan? -> kernel_create -> kernel_build -> (kernel_rows | kernel_pass)* -> kernel_destroy
@@ -33,7 +33,7 @@
 extern "C" {
 #endif
 
-#define PGKM_CUDA_ABI_VERSION 5
+#define PGKM_CUDA_ABI_VERSION 6
 #define PGKM_CUDA_ENTRY_SYMBOL "pgkm_cuda_get_api"
 
 typedef int (*pgkm_cuda_interrupt_fn) (void *ctx);
@@ -66,9 +66,10 @@ typedef enum pgkm_cuda_sums
 } pgkm_cuda_sums;
 
 /*
- * How iterate() assigns (config.method); all give the same labels. The
- * pruned methods run on resident rows with d <= 1024 whose plan also holds
- * their state; others run Lloyd's passes (and iterate reports lloyd).
+ * How iterate() assigns (config.method, then set_method); all give the same
+ * labels. The pruned methods run on resident rows with d <= 1024 whose plan
+ * also holds their state; others run Lloyd's passes (and iterate reports
+ * lloyd).
  */
 typedef enum pgkm_cuda_method
 {
@@ -262,6 +263,15 @@ typedef struct pgkm_cuda_api
 								pgkm_cuda_kernel_pass *out, char *err, size_t errlen);
 
 	void		(*kernel_destroy) (void *handle);
+
+	/*
+	 * The method of the following iterate() calls (since ABI 6): LLOYD, or
+	 * the config.method the run was created with. *runs gets what iterate()
+	 * will run: LLOYD where the plan holds no bounds. Lloyd's passes keep no
+	 * bounds, so the first bounded pass after them computes every distance.
+	 * PGKM_ERR_INVALID for any other method.
+	 */
+	int			(*set_method) (void *handle, int32_t method, int32_t *runs, char *err, size_t errlen);
 } pgkm_cuda_api;
 
 /* The plugin's one exported symbol of the ABI. */

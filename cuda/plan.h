@@ -110,6 +110,28 @@ struct Plan
 	bool		sort = false;	/* with Wu & Hong's (sort.cu), as hamerly, k^2 <= SORT_MAX_PAIRS */
 };
 
+/* The pgkm_cuda_method config.method asked for. */
+inline int32_t
+settings_method(const Settings &s)
+{
+	return s.yinyang ? PGKM_CUDA_METHOD_YINYANG : s.hamerly ? PGKM_CUDA_METHOD_HAMERLY :
+		s.elkan ? PGKM_CUDA_METHOD_ELKAN : s.sort ? PGKM_CUDA_METHOD_SORT : PGKM_CUDA_METHOD_LLOYD;
+}
+
+/* The bounded pgkm_cuda_method whose state the plan holds; LLOYD when none. */
+inline int32_t
+planned_method(const Plan &p)
+{
+	return p.yinyang ? PGKM_CUDA_METHOD_YINYANG : p.hamerly ? PGKM_CUDA_METHOD_HAMERLY :
+		p.elkan ? PGKM_CUDA_METHOD_ELKAN : p.sort ? PGKM_CUDA_METHOD_SORT : PGKM_CUDA_METHOD_LLOYD;
+}
+
+inline bool
+bounded_plan(const Plan &p)
+{
+	return planned_method(p) != PGKM_CUDA_METHOD_LLOYD;
+}
+
 /*
  * Path by shape, or the forced one (Failure when the shape cannot take it).
  * Crossovers measured on the H100 (bench/RESULTS.md sections 3 and 8).

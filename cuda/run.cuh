@@ -121,6 +121,7 @@ struct Run
 	int			launches = 0;	/* kernel launches + copies of the last pass */
 	int64_t		kpp_rows_used = 0;	/* sample rows of the last k-means++ */
 	bool		bounds_valid = false;	/* Hamerly: d_lower, d_cprev and the labels agree */
+	bool		lloyd_passes = false;	/* set_method(LLOYD): Lloyd's passes though the plan holds bounds */
 	int64_t		distances = -1;	/* distance computations of the last iteration (-1: n x k) */
 	int64_t		listed = 0;		/* Hamerly: rows the last pass labelled against every centroid */
 	bool		pruned = false; /* the last iteration ran a bounded method */

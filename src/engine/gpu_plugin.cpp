@@ -9,6 +9,7 @@
  */
 #include "device.h"
 #include "errors.h"
+#include "gpu_auto_policy.h"
 #include "gpu_plugin.h"
 #include "internal_hooks.h"
 #include "pgkm_cuda_api.h"
@@ -18,6 +19,7 @@
 
 #include <cerrno>
 
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -120,7 +122,7 @@ load_cuda_plugin(const char *path, std::string *why)
 	const bool	kernel_none = !api->kernel_plan && !api->kernel_create && !api->kernel_build && !api->kernel_rows &&
 		!api->kernel_pass && !api->kernel_destroy;
 	if (!api->probe || !api->create || !api->init_kmeanspp || !api->set_centroids ||
-		!api->iterate || !api->assign || !api->destroy || !(kernel_all || kernel_none))
+		!api->iterate || !api->assign || !api->destroy || !api->set_method || !(kernel_all || kernel_none))
 	{
 		*why = std::string("GPU engine plugin \"") + path + "\" has a NULL entry point";
 		dlclose(h);
@@ -180,7 +182,7 @@ class GpuDevice : public Device
 public:
 	GpuDevice(const CudaPlugin *p, const float *x, int64_t n, int32_t d, int32_t k,
 			   const pgkm_options *opt, pgkm_interrupt_fn interrupt, void *ctx)
-		: p_(p), x_(x), n_(n), d_(d), k_(k)
+		: p_(p), x_(x), n_(n), d_(d), k_(k), method_(opt->method)
 	{
 		/* the measurement and test switches stay 0: the production behaviour */
 		cfg_.memory_limit = opt->gpu_memory_limit;
@@ -188,7 +190,6 @@ public:
 		cfg_.device_ordinal = -1;
 		cfg_.interrupt = interrupt;
 		cfg_.interrupt_ctx = ctx;
-		cfg_.method = cuda_method(opt->method);
 		open(k);
 	}
 	~GpuDevice() override
@@ -230,11 +231,17 @@ public:
 		memset(&it, 0, sizeof(it));
 		it.distances = -1;
 		err_[0] = '\0';
+		if (method_ == PGKM_METHOD_AUTO)
+			ask_method(cuda_method(policy_.next()));
+		const auto	t0 = std::chrono::steady_clock::now();
 		check(p_->api->iterate(h_, &it, centroids, sizes, err_, sizeof(err_)), "iteration", err_);
+		const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 		st->inertia = it.inertia;
 		st->moved = it.moved;
 		pass_distances_ = it.distances;
 		pass_method_ = engine_method(it.method);
+		if (method_ == PGKM_METHOD_AUTO)
+			policy_.record(pass_method_, seconds);
 	}
 	int64_t		last_pass_distances(int32_t *method) const override
 	{
@@ -268,6 +275,7 @@ private:
 			m == PGKM_CUDA_METHOD_SORT ? PGKM_METHOD_SORT : PGKM_METHOD_LLOYD;
 	}
 
+	/* A run for k centroids; AUTO's holds the state of the bounded method it will try. */
 	void		open(int32_t k)
 	{
 		if (h_)
@@ -275,9 +283,24 @@ private:
 			p_->api->destroy(h_);
 			h_ = nullptr;
 		}
+		const int32_t method = method_ == PGKM_METHOD_AUTO ? gpu_auto_candidate(n_, d_, k) : method_;
+		cfg_.method = cuda_method(method);
 		err_[0] = '\0';
 		check(p_->api->create(x_, n_, d_, k, &cfg_, &h_, err_, sizeof(err_)), "setup", err_);
 		k_ = k;
+		asked_ = cfg_.method;
+		if (method_ == PGKM_METHOD_AUTO)
+			policy_ = GpuAutoPolicy(method);
+	}
+
+	void		ask_method(int32_t method)
+	{
+		if (method == asked_)
+			return;
+		int32_t		runs = 0;
+		err_[0] = '\0';
+		check(p_->api->set_method(h_, method, &runs, err_, sizeof(err_)), "method switch", err_);
+		asked_ = method;
 	}
 
 	const CudaPlugin *p_;
@@ -285,6 +308,9 @@ private:
 	int64_t		n_;
 	int32_t		d_;
 	int32_t		k_;
+	int32_t		method_;		/* the pgkm_method asked for */
+	GpuAutoPolicy policy_;		/* AUTO: the method of each pass */
+	int32_t		asked_ = PGKM_CUDA_METHOD_LLOYD;	/* the plugin's method for the next pass */
 	pgkm_cuda_config cfg_ {};
 	void	   *h_ = nullptr;
 	char		err_[512];

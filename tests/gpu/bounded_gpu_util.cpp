@@ -30,7 +30,10 @@ expect_exact_method(int method, const std::vector<float> &x, int d, const std::v
 	pgkm_test::EngineResult gl = run_method(x, d, init, PGKM_METHOD_LLOYD, PGKM_DEVICE_GPU, max_iter);
 	pgkm_test::EngineResult cl = run_method(x, d, init, PGKM_METHOD_LLOYD, PGKM_DEVICE_CPU, max_iter);
 	EXPECT_EQ(gm.device, "gpu");
-	EXPECT_EQ(gm.method_used, pgkm_method_name(method));
+	if (method != PGKM_METHOD_AUTO)	/* auto's passes follow the clock: its callers check its trail */
+	{
+		EXPECT_EQ(gm.method_used, pgkm_method_name(method));
+	}
 	EXPECT_EQ(gm.labels, gl.labels);
 	EXPECT_EQ(gm.iterations, gl.iterations);
 	EXPECT_EQ(gm.k, gl.k);

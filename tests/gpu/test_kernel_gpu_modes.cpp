@@ -269,7 +269,7 @@ TEST(KernelGpuModes, InterruptStopsTheBuildAndThePass)
 TEST(KernelGpuModes, SwitchesOutOfRangeAreRefused)
 {
 	ASSERT_NE(api(), nullptr);
-	EXPECT_EQ(api()->abi_version, 5u) << "an ABI change is deliberate: update this with PGKM_CUDA_ABI_VERSION";
+	EXPECT_EQ(api()->abi_version, 6u) << "an ABI change is deliberate: update this with PGKM_CUDA_ABI_VERSION";
 	pgkm_cuda_kernel_config c {};
 	c.kernel = PGKM_KERNEL_RBF;
 	c.gamma = 1;

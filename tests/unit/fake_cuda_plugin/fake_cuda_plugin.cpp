@@ -4,19 +4,24 @@
  * tests/common/reference.h, so the engine's GPU path (dlopen, ABI checks,
  * host-side Lloyd driver, empty-cluster repair, fallbacks, interrupts) is
  * tested on machines without a GPU.
- * Environment switches (read at each call) inject failures:
+ * Environment switches (read at each call) inject failures and pass times:
  *   PGKM_FAKE_PROBE_FAIL=1   probe reports no device
  *   PGKM_FAKE_CREATE_FAIL=1  create fails with PGKM_ERR_NOMEM
+ *   PGKM_FAKE_NO_BOUNDS=1    the plan holds no bounds: every pass is Lloyd's
+ *   PGKM_FAKE_PASS_MS=L,B    iterate() sleeps L ms in Lloyd's passes, B ms in bounded ones
  */
 #include "pgkm_cuda_api.h"
 #include "pgkm_engine.h"	/* status codes */
 #include "reference.h"
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace
@@ -30,7 +35,27 @@ struct Run
 	pgkm_cuda_config cfg;
 	std::vector<double> c;
 	std::vector<int32_t> labels;
+	int32_t		method;			/* of the next pass (set_method) */
 };
+
+/* What iterate() runs for the method asked: Lloyd's passes when the plan holds no bounds. */
+int32_t
+method_run(const Run *r)
+{
+	return getenv("PGKM_FAKE_NO_BOUNDS") ? PGKM_CUDA_METHOD_LLOYD : r->method;
+}
+
+/* A pass of PGKM_FAKE_PASS_MS's length for its method. */
+void
+pass_sleep(int32_t method)
+{
+	const char *v = getenv("PGKM_FAKE_PASS_MS");
+	double		lloyd_ms = 0, bounded_ms = 0;
+	if (!v || sscanf(v, "%lf,%lf", &lloyd_ms, &bounded_ms) != 2)
+		return;
+	const double ms = method == PGKM_CUDA_METHOD_LLOYD ? lloyd_ms : bounded_ms;
+	std::this_thread::sleep_for(std::chrono::microseconds((int64_t) (ms * 1000)));
+}
 
 void
 msg(char *err, size_t len, const char *m)
@@ -76,7 +101,8 @@ create(const float *x, int64_t n, int32_t d, int32_t k, const pgkm_cuda_config *
 		msg(err, len, "fake: out of device memory");
 		return PGKM_ERR_NOMEM;
 	}
-	Run		   *r = new Run {x, n, d, k, *cfg, std::vector<double>((size_t) k * d), std::vector<int32_t>(n, -1)};
+	Run		   *r = new Run {x, n, d, k, *cfg, std::vector<double>((size_t) k * d), std::vector<int32_t>(n, -1),
+		cfg->method};
 	*handle = r;
 	return 0;
 }
@@ -124,7 +150,8 @@ iterate(void *h, pgkm_cuda_iter *out, double *centroids, int64_t *sizes, char *e
 	out->inertia = 0;
 	out->moved = 0;
 	out->distances = -1;		/* every distance, whatever the method asked for */
-	out->method = r->cfg.method;
+	out->method = method_run(r);
+	pass_sleep(out->method);
 	for (int64_t i = 0; i < r->n; i++)
 	{
 		double		best;
@@ -166,9 +193,23 @@ destroy(void *h)
 	delete (Run *) h;
 }
 
+int
+set_method(void *h, int32_t method, int32_t *runs, char *err, size_t len)
+{
+	Run		   *r = (Run *) h;
+	if (method != PGKM_CUDA_METHOD_LLOYD && method != r->cfg.method)
+	{
+		msg(err, len, "fake: not the run's method");
+		return PGKM_ERR_INVALID;
+	}
+	r->method = method;
+	*runs = method_run(r);
+	return 0;
+}
+
 /* no kernel k-means: its entry points NULL (the engine runs it on the CPU) */
 const pgkm_cuda_api api = {PGKM_CUDA_ABI_VERSION, sizeof(pgkm_cuda_api), probe, create, init_kmeanspp,
-	set_centroids, iterate, assign, destroy, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+	set_centroids, iterate, assign, destroy, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, set_method};
 
 }							/* namespace */
 
