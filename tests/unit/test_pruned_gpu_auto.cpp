@@ -1,5 +1,5 @@
 /*
- * test_gpu_auto.cpp: method => 'auto' on the GPU. The policy
+ * test_pruned_gpu_auto.cpp: method => 'auto' on the GPU. The policy
  * (gpu_auto_policy.h) on pass times written out: which method each pass
  * gets, what its tries cost against Lloyd alone; then the GPU device through
  * the fake plugin, whose passes sleep for given times: the switches it
