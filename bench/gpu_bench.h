@@ -110,6 +110,8 @@ struct EngineRun
 	double		final_s = NAN;	/* the final assignment step */
 	std::vector<double> iter_s; /* wall time of each Lloyd iteration step */
 	std::vector<double> inertia;	/* progress inertia of each iteration */
+	std::vector<int64_t> moved;	/* rows that changed label in each iteration */
+	std::vector<int32_t> pass_method;	/* the pgkm_method of each iteration's assignment */
 	std::vector<double> init;	/* the run's initial centroids (k x d) */
 	int			iterations = 0, converged = 0;
 	double		final_inertia = NAN;

@@ -451,6 +451,8 @@ run_engine(const std::vector<float> &x, int64_t n, int d, const pgkm_options &o)
 		{
 			out.iter_s.push_back(b - a);
 			out.inertia.push_back(pr.inertia);
+			out.moved.push_back(pr.moved);
+			out.pass_method.push_back(pr.method);
 			last_iter = pr.iteration;
 		}
 		else if (pr.iteration > 0)	/* the final assignment repeats the last iteration's number */

@@ -13,7 +13,9 @@
  * PGKM_BENCH_REPEATS (default 1): runs of each method, taken in turn; the
  * total is their median, the other columns the last run's. Each case starts
  * with an untimed Lloyd run of two iterations, so no method pays the card's
- * warm-up.
+ * warm-up. PGKM_BENCH_TRACE=1 adds, per case, each pass's milliseconds by
+ * method (the last run's; '*' marks a pass 'auto' ran with its bounded
+ * method) and the rows Lloyd moved.
  */
 #include "gpu_bench.h"
 
@@ -35,6 +37,15 @@ struct Case
 	int			max_iter;
 	const char *what;
 };
+
+double
+sum(const std::vector<double> &v)
+{
+	double		s = 0;
+	for (double x : v)
+		s += x;
+	return s;
+}
 
 void
 line(const char *method, const EngineRun &r, int64_t n, double total_s)
@@ -108,7 +119,7 @@ hamerly_bench(const Plugin &pl, int64_t max_n)
 			(void) run_engine(x, n, c.d, o);	/* warm-up */
 		}
 		std::vector<EngineRun> r(methods.size());
-		std::vector<std::vector<double>> totals(methods.size());
+		std::vector<std::vector<double>> totals(methods.size()), pass_totals(methods.size());
 		for (int rep = 0; rep < repeats; rep++)
 			for (size_t m = 0; m < methods.size(); m++)
 			{
@@ -116,19 +127,39 @@ hamerly_bench(const Plugin &pl, int64_t max_n)
 				o.method = methods[m];
 				r[m] = run_engine(x, n, c.d, o);
 				totals[m].push_back(r[m].total_s);
+				pass_totals[m].push_back(sum(r[m].iter_s));
 			}
-		std::vector<double> total(methods.size());
+		std::vector<double> total(methods.size()), passes(methods.size());
 		for (size_t m = 0; m < methods.size(); m++)
 		{
 			total[m] = median(totals[m]);
+			passes[m] = median(pass_totals[m]);
 			line(pgkm_method_name(methods[m]), r[m], n, total[m]);
 		}
 		for (size_t m = 1; m < methods.size(); m++)
 			if (r[0].ok && r[m].ok)
-				printf("   speed-up %s/lloyd: total %.2fx, per iteration %.2fx; iterations %s; inertia rel. diff %.2e\n",
-					   pgkm_method_name(methods[m]), total[0] / total[m],
+				printf("   speed-up %s/lloyd: total %.2fx, passes %.2fx, per iteration %.2fx; iterations %s; inertia rel. diff %.2e\n",
+					   pgkm_method_name(methods[m]), total[0] / total[m], passes[0] / passes[m],
 					   median(r[0].iter_s) / median(r[m].iter_s), r[0].iterations == r[m].iterations ? "equal" : "DIFFER",
 					   std::fabs(r[0].final_inertia - r[m].final_inertia) / r[0].final_inertia);
+		if (getenv("PGKM_BENCH_TRACE") && r[0].ok)
+		{
+			printf("   trace | pass | lloyd moved |");
+			for (int m : methods)
+				printf(" %9s ms", pgkm_method_name(m));
+			printf("\n");
+			for (size_t p = 0; p < r[0].iter_s.size(); p++)
+			{
+				printf("   trace | %4zu | %11lld |", p + 1, (long long) r[0].moved[p]);
+				for (size_t m = 0; m < methods.size(); m++)
+				{
+					const bool	has = r[m].ok && p < r[m].iter_s.size();
+					const bool	bounded = has && methods[m] == PGKM_METHOD_AUTO && r[m].pass_method[p] != PGKM_METHOD_LLOYD;
+					printf(" %11.4f%s", has ? r[m].iter_s[p] * 1e3 : NAN, bounded ? "*" : " ");
+				}
+				printf("\n");
+			}
+		}
 		fflush(stdout);
 	}
 }
