@@ -28,8 +28,10 @@ GpuAutoPolicy::lloyd_seconds() const
 }
 
 void
-GpuAutoPolicy::record(int32_t ran, double seconds)
+GpuAutoPolicy::record(int32_t ran, double seconds, int64_t moved)
 {
+	const int64_t prev_moved = prev_moved_;
+	prev_moved_ = moved;
 	passes_++;
 	total_ += seconds;
 	if (ran == PGKM_METHOD_LLOYD)
@@ -49,6 +51,8 @@ GpuAutoPolicy::record(int32_t ran, double seconds)
 			next_ = candidate_;
 			tries_++;
 			try_passes_ = 0;
+			won_ = false;
+			improving_ = 0;
 			slower_ = 0;
 			try_start_excess_ = excess_;
 		}
@@ -60,9 +64,24 @@ GpuAutoPolicy::record(int32_t ran, double seconds)
 	/* the switch's pass computes every distance to start the bounds: part of the try's price, not its verdict */
 	if (++try_passes_ == 1)
 		return;
-	slower_ = seconds >= lloyd ? slower_ + 1 : 0;
-	/* a try is judged by its first bounded pass; once it has won, two slower passes in a row end it */
-	if (slower_ >= (try_passes_ == 2 ? 1 : 2))
+	const bool	slower = seconds >= lloyd;
+	slower_ = slower ? slower_ + 1 : 0;
+	if (won_)
+	{
+		if (slower_ >= 2)		/* two slower passes in a row end a try that had won */
+			leave_candidate();
+		return;
+	}
+	if (!slower)
+	{
+		won_ = true;
+		return;
+	}
+	const bool	improving = seconds <= IMPROVING_SLOWER * lloyd && prev_moved > 0 &&
+		(double) moved <= IMPROVING_MOVED * (double) prev_moved;
+	if (improving && improving_ < IMPROVING_PASSES)
+		improving_++;
+	else
 		leave_candidate();
 }
 

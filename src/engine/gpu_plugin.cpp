@@ -241,7 +241,7 @@ public:
 		pass_distances_ = it.distances;
 		pass_method_ = engine_method(it.method);
 		if (method_ == PGKM_METHOD_AUTO)
-			policy_.record(pass_method_, seconds);
+			policy_.record(pass_method_, seconds, it.moved);
 	}
 	int64_t		last_pass_distances(int32_t *method) const override
 	{

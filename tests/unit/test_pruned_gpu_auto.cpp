@@ -13,6 +13,7 @@
 #include "gpu_auto_policy.h"
 #include "internal_hooks.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -31,13 +32,16 @@ constexpr int32_t L = PGKM_METHOD_LLOYD, H = PGKM_METHOD_HAMERLY;
 /* Seconds of pass p (from 1) run by method m; switched: a bounded pass after Lloyd's (it starts the bounds). */
 typedef std::function<double(int p, int32_t m, bool switched)> PassTimes;
 
+/* Rows moved by pass p: a constant unless given. */
+typedef std::function<int64_t(int p)> PassMoves;
+
 /*
  * Runs `passes` passes; returns the methods run and, in *slowdown, the
  * time over Lloyd-only passes' (seconds(p, L) for each pass).
  */
 std::vector<int32_t>
 drive(GpuAutoPolicy &pol, int passes, const PassTimes &seconds, double *slowdown = nullptr,
-	  int32_t runs_instead_of_candidate = -1)
+	  int32_t runs_instead_of_candidate = -1, const PassMoves &moved = [](int) { return (int64_t) 1000; })
 {
 	std::vector<int32_t> ran;
 	double		t = 0, lloyd = 0;
@@ -47,7 +51,7 @@ drive(GpuAutoPolicy &pol, int passes, const PassTimes &seconds, double *slowdown
 		if (m != L && runs_instead_of_candidate >= 0)
 			m = runs_instead_of_candidate;
 		const double s = seconds(p, m, m != L && (ran.empty() || ran.back() == L));
-		pol.record(m, s);
+		pol.record(m, s, moved(p));
 		ran.push_back(m);
 		t += s;
 		lloyd += seconds(p, L, false);
@@ -122,7 +126,7 @@ TEST(GpuAutoPolicy, FasterCandidateIsKept)
  */
 TEST(GpuAutoPolicy, SlowerCandidateCostsLittle)
 {
-	for (double bounded : {1.05, 1.25, 1.5, 3.0})
+	for (double bounded : {1.05, 1.15, 1.25, 1.5, 3.0})
 		for (int passes : {40, 100, 300, 1000})
 		{
 			if (bounded > 2 && passes < 100)
@@ -130,8 +134,14 @@ TEST(GpuAutoPolicy, SlowerCandidateCostsLittle)
 			GpuAutoPolicy pol(H);
 			double		slowdown = 0;
 			const std::vector<int32_t> ran = drive(pol, passes, times(1.0, always(bounded), 1.5), &slowdown);
+			/* with the moving rows halving every pass, tries close to Lloyd's get their improving passes */
+			GpuAutoPolicy pol2(H);
+			double		slowdown2 = 0;
+			drive(pol2, passes, times(1.0, always(bounded), 1.5), &slowdown2, -1,
+				  [](int p) { return (int64_t) (1e12 / (1LL << std::min(p, 40))); });
 			const std::string what = "bounded " + std::to_string(bounded) + ", passes " + std::to_string(passes);
 			EXPECT_LE(slowdown, 1.05) << what;
+			EXPECT_LE(slowdown2, 1.05) << what << ", moves halving";
 			if (passes >= 300)
 			{
 				EXPECT_LE(slowdown, 1 + GpuAutoPolicy::TRY_BUDGET + 0.005) << what;
@@ -168,6 +178,38 @@ TEST(GpuAutoPolicy, WinningCandidateLeftWhenItLoses)
 	want[0] = want[1] = want[2] = L;
 	want[21] = want[22] = want[23] = L;	/* passes 20 and 21 slower: Lloyd from pass 22 */
 	EXPECT_EQ(ran, want);
+}
+
+/*
+ * A candidate a little slower than Lloyd's (1.1x) while the rows that move
+ * halve each pass is given up to IMPROVING_PASSES more passes; when it then
+ * wins it is kept (10M x 16, k = 1024 on the H200: Hamerly's passes 5-7 at
+ * 1.06, 0.96, 0.61 of Lloyd's), when it does not the try ends.
+ */
+TEST(GpuAutoPolicy, ImprovingCandidateGetsMorePasses)
+{
+	const auto	halving = [](int p) { return (int64_t) (1e7 / (1LL << std::min(p, 40))); };
+	{
+		GpuAutoPolicy pol(H);
+		const std::vector<int32_t> ran = drive(pol, 40, times(1.0, [](int p) { return p < 8 ? 1.1 : 0.5; }, 1.5),
+											   nullptr, -1, halving);
+		EXPECT_EQ(std::count(ran.begin(), ran.end(), L), 3) << "passes 5-7 improving, 8 on faster";
+		EXPECT_EQ(pol.tries(), 1);
+	}
+	{
+		GpuAutoPolicy pol(H);
+		const std::vector<int32_t> ran = drive(pol, 12, times(1.0, always(1.1), 1.5), nullptr, -1, halving);
+		std::vector<int32_t> want(12, L);
+		for (int p = 3; p < 3 + 2 + GpuAutoPolicy::IMPROVING_PASSES; p++)
+			want[p] = H;		/* the switch, then three improving passes, then the fourth ends it */
+		EXPECT_EQ(ran, want);
+	}
+	{
+		GpuAutoPolicy pol(H);
+		const std::vector<int32_t> ran = drive(pol, 12, times(1.0, always(1.3), 1.5), nullptr, -1, halving);
+		EXPECT_EQ(ran[3], H);
+		EXPECT_EQ(ran[5], L) << "1.3x Lloyd's is not close enough to wait for";
+	}
 }
 
 /* The plugin ran Lloyd's pass when asked for the candidate (its plan holds no bounds): no more tries. */
