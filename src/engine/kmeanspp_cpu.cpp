@@ -8,6 +8,7 @@
 #include "kmeanspp_groups.h"
 #include "rng.h"
 #include "simd.h"
+#include "serial_or_pool.h"
 #include "thread_pool.h"
 
 #include <algorithm>
@@ -282,8 +283,10 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 		groups.reset(new KppGroups(x, n, d, k, weights, pool));
 		groups->start(closest.data(), owner.data());
 	}
+	SerialOrPool steps(pool);
 	while (found < k && pot > 0)
 	{
+		SerialOrPool::Step step(steps);
 		for (int t = 0; t < trials; t++)
 		{
 			ids[t] = sample(rng.uniform() * pot);

@@ -164,7 +164,7 @@ ThreadPool::parallel_for(int64_t nchunks, const std::function<void(int64_t, int)
 	next_.store(0);
 	stop_.store(false);
 	error_ = nullptr;
-	int			helpers = (int) std::min<int64_t>(nthreads_ - 1, nchunks - 1);
+	int			helpers = inline_ ? 0 : (int) std::min<int64_t>(nthreads_ - 1, nchunks - 1);
 	if (helpers > 0)
 	{
 		{

@@ -48,12 +48,20 @@ public:
 	/* Serial code on the calling thread: poll now (rate limited); throws Interrupted. */
 	void		poll();
 
+	/*
+	 * While set, parallel_for runs every chunk on the calling thread as
+	 * worker 0 (the same results: any chunk may run on any worker), for
+	 * steps too short to pay for waking the workers (serial_or_pool.h).
+	 */
+	void		set_inline(bool on) { inline_ = on; }
+
 private:
 	void		worker_main(int worker);
 	void		run_chunks(int worker);
 	bool		poll_interrupt(bool force);
 
 	int			nthreads_;
+	bool		inline_ = false;
 	pgkm_interrupt_fn interrupt_;
 	void	   *ctx_;
 	std::vector<std::thread> threads_;

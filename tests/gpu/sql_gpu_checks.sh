@@ -9,6 +9,8 @@
 #   4. the default init (k-means++) on data 4x pg_kmeans.gpu_memory_limit: the
 #      run streams and gives the resident answer; a budget too small to stream
 #      fails with a detail that says to raise the limit.
+#   5. method => 'auto' on the GPU: kmeans_fit gives 'lloyd''s model (inertia,
+#      iterations, sizes) and records what it ran, Lloyd's passes first.
 # Needs the server from tests/gpu/run_gpu_suite.sh and the tables from
 # bench/gpu_sql_e2e.sh (e2e16_1m, e2e16). Prints "N passed, M failed".
 set -uo pipefail
@@ -96,6 +98,21 @@ echo "$err" | sed 's/^/    /'
 if grep -q "raise the GPU memory limit" <<<"$err" && grep -q "HINT:  Raise pg_kmeans.gpu_memory_limit" <<<"$err"; then
   ok "a GPU budget too small to stream (2 MB) says to raise the limit, in the detail and the hint"
 else bad "a GPU budget too small to stream: detail or hint does not say to raise the limit"; fi
+
+# 5. 'auto' on the GPU against 'lloyd': 1M x 16, k = 256 (Hamerly is auto's candidate)
+fit() {
+  $PSQL -c "SELECT iterations || ' ' || inertia || ' ' || md5(sizes::text) || ' ' || method_used
+            FROM kmeans_fit('gpu_checks_$1', 'e2e16_1m', $cols, 256, method => '$1', init => 'random',
+                            seed => 7, tol => 0, max_iter => 80, device => 'gpu')"
+}
+lloyd_fit=$(fit lloyd 2>&1); auto_fit=$(fit auto 2>&1)
+echo "    lloyd: $lloyd_fit"; echo "    auto:  $auto_fit"
+used=$(cut -d' ' -f4- <<<"$auto_fit")
+if [ "$(cut -d' ' -f1-3 <<<"$auto_fit")" = "$(cut -d' ' -f1-3 <<<"$lloyd_fit")" ] &&
+   { [ "$used" = lloyd ] || [ "${used#lloyd, then }" != "$used" ]; }; then
+  ok "method => 'auto' on the GPU: lloyd's model (iterations, inertia, sizes), method_used '$used'"
+else bad "method => 'auto' on the GPU: '$auto_fit' against lloyd's '$lloyd_fit'"; fi
+$PSQL -c "SELECT kmeans_drop_model('gpu_checks_lloyd'), kmeans_drop_model('gpu_checks_auto')" >/dev/null
 
 echo "sql gpu checks: $pass passed, $fail failed"
 [ $fail -eq 0 ]

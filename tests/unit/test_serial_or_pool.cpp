@@ -1,0 +1,78 @@
+/*
+ * test_serial_or_pool.cpp: the pool's inline mode (every chunk on the
+ * calling thread, as worker 0) and SerialOrPool's choice between it and the
+ * pool, on steps whose cost is set by sleeping: serial where waking the
+ * workers is what a step costs, the pool where the chunks' own work is.
+ */
+#include "serial_or_pool.h"
+#include "thread_pool.h"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+using pgkm::SerialOrPool;
+using pgkm::ThreadPool;
+
+TEST(SerialOrPool, InlineRunsEveryChunkAsWorkerZero)
+{
+	ThreadPool	pool(3, nullptr, nullptr);
+	std::vector<int> worker(64, -1);
+	pool.set_inline(true);
+	pool.parallel_for(64, [&](int64_t c, int w) { worker[c] = w; });
+	EXPECT_EQ(worker, std::vector<int>(64, 0));
+	pool.set_inline(false);
+	std::atomic<int> others {0};
+	pool.parallel_for(64, [&](int64_t, int w) {
+		std::this_thread::sleep_for(std::chrono::microseconds(200));
+		others += w != 0;
+	});
+	EXPECT_GT(others.load(), 0) << "the helpers run again once inline is off";
+}
+
+namespace
+{
+
+/* Runs `steps` steps of two chunks each; a chunk sleeps serial_us on worker 0, pool_us on a helper. */
+int64_t
+serial_steps(int steps, int serial_us, int pool_us)
+{
+	ThreadPool	pool(2, nullptr, nullptr);
+	SerialOrPool sp(&pool);
+	for (int s = 0; s < steps; s++)
+	{
+		SerialOrPool::Step step(sp);
+		pool.parallel_for(2, [&](int64_t, int w) {
+			std::this_thread::sleep_for(std::chrono::microseconds(w == 0 ? serial_us : pool_us));
+		});
+	}
+	return sp.serial_steps();
+}
+
+}							/* namespace */
+
+/* One cycle: PROBE steps on the pool, PROBE inline, then EPOCH steps of the faster. */
+TEST(SerialOrPool, PicksTheFasterByTiming)
+{
+	const int	cycle = 2 * SerialOrPool::PROBE + SerialOrPool::EPOCH;
+	/* a helper's chunk takes 20 ms, worker 0's 1 ms: inline steps take 2 ms, pooled 20 */
+	EXPECT_EQ(serial_steps(cycle, 1000, 20000), SerialOrPool::PROBE + SerialOrPool::EPOCH);
+	/* every chunk 4 ms: inline 8 ms, pooled 4 */
+	EXPECT_EQ(serial_steps(cycle, 4000, 4000), SerialOrPool::PROBE);
+}
+
+/* A pool of one thread has nothing to choose. */
+TEST(SerialOrPool, OneThreadIsLeftAlone)
+{
+	ThreadPool	pool(1, nullptr, nullptr);
+	SerialOrPool sp(&pool);
+	for (int s = 0; s < 20; s++)
+	{
+		SerialOrPool::Step step(sp);
+		pool.parallel_for(4, [&](int64_t, int) {});
+	}
+	EXPECT_EQ(sp.serial_steps(), 0);
+}
