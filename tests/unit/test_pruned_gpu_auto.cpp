@@ -226,10 +226,14 @@ TEST(GpuAutoPolicy, CandidateWithoutBoundsIsDropped)
 namespace
 {
 
-/* Sets an environment variable for a scope. */
+/* Sets an environment variable for a scope (value nullptr: leaves it unset). */
 struct ScopedEnv
 {
-	ScopedEnv(const char *name, const char *value) : name_(name) { setenv(name, value, 1); }
+	ScopedEnv(const char *name, const char *value) : name_(name)
+	{
+		if (value)
+			setenv(name, value, 1);
+	}
 	~ScopedEnv() { unsetenv(name_); }
 	const char *name_;
 };
@@ -261,47 +265,46 @@ expect_same_run(const EngineResult &a, const EngineResult &lloyd)
 	EXPECT_EQ(a.inertia, lloyd.inertia);
 }
 
-}							/* namespace */
-
-/* Bounded passes 4x faster than Lloyd's: Lloyd's passes 1-3, then Hamerly's from pass 4 on. */
-TEST(GpuAuto, FakePluginSwitchesToTheFasterMethod)
+/*
+ * AutoCase's 'auto' with the fake plugin's passes timed as pass_ms ("L,B"
+ * ms), its plan holding no bounds when asked: lloyd's run, at least
+ * min_iterations of it, and the methods it ran.
+ */
+void
+expect_auto_trail(const char *pass_ms, bool no_bounds, int min_iterations, const std::string &trail)
 {
+	SCOPED_TRACE(std::string("passes ") + pass_ms + (no_bounds ? ", no bounds" : ""));
 	const std::string saved = pgkm_internal_set_driver_library("");
 	AutoCase	c;
 	const EngineResult lloyd = c.run(PGKM_METHOD_LLOYD);
-	ScopedEnv	t("PGKM_FAKE_PASS_MS", "20,4");
-	const EngineResult a = c.run(PGKM_METHOD_AUTO);
-	expect_same_run(a, lloyd);
-	ASSERT_GE(a.iterations, 6);
-	EXPECT_EQ(a.method_used, "lloyd, then hamerly from iteration 4");
+	{
+		ScopedEnv	t("PGKM_FAKE_PASS_MS", pass_ms);
+		ScopedEnv	nb("PGKM_FAKE_NO_BOUNDS", no_bounds ? "1" : nullptr);
+		const EngineResult a = c.run(PGKM_METHOD_AUTO);
+		expect_same_run(a, lloyd);
+		EXPECT_GE(a.iterations, min_iterations);
+		EXPECT_EQ(a.method_used, trail);
+	}
 	pgkm_internal_set_driver_library(saved.c_str());
 }
 
-/* Bounded passes 4x slower: one try (passes 4 and 5), Lloyd's passes again from pass 6. */
+}							/* namespace */
+
+/* Bounded passes 5x faster than Lloyd's: Lloyd's passes 1-3, then Hamerly's from pass 4 on. */
+TEST(GpuAuto, FakePluginSwitchesToTheFasterMethod)
+{
+	expect_auto_trail("20,4", false, 6, "lloyd, then hamerly from iteration 4");
+}
+
+/* Bounded passes 5x slower: one try (passes 4 and 5), Lloyd's passes again from pass 6. */
 TEST(GpuAuto, FakePluginLeavesASlowerMethod)
 {
-	const std::string saved = pgkm_internal_set_driver_library("");
-	AutoCase	c;
-	const EngineResult lloyd = c.run(PGKM_METHOD_LLOYD);
-	ScopedEnv	t("PGKM_FAKE_PASS_MS", "4,20");
-	const EngineResult a = c.run(PGKM_METHOD_AUTO);
-	expect_same_run(a, lloyd);
-	ASSERT_GE(a.iterations, 7);
-	EXPECT_EQ(a.method_used, "lloyd, then hamerly from iteration 4, then lloyd from iteration 6");
-	pgkm_internal_set_driver_library(saved.c_str());
+	expect_auto_trail("4,20", false, 7, "lloyd, then hamerly from iteration 4, then lloyd from iteration 6");
 }
 
 /* No room for the bounds: every pass Lloyd's, reported as such. */
 TEST(GpuAuto, FakePluginWithoutBoundsRunsLloyd)
 {
-	const std::string saved = pgkm_internal_set_driver_library("");
-	AutoCase	c;
-	const EngineResult lloyd = c.run(PGKM_METHOD_LLOYD);
-	ScopedEnv	t("PGKM_FAKE_PASS_MS", "20,4");
-	ScopedEnv	nb("PGKM_FAKE_NO_BOUNDS", "1");
-	const EngineResult a = c.run(PGKM_METHOD_AUTO);
-	expect_same_run(a, lloyd);
-	EXPECT_EQ(a.method_used, "lloyd");
-	pgkm_internal_set_driver_library(saved.c_str());
+	expect_auto_trail("20,4", true, 1, "lloyd");
 }
 #endif
