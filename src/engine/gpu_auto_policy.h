@@ -9,11 +9,11 @@
  * seconds. A try's first bounded pass computes every distance (it starts
  * the bounds) and is not judged; a later one a little slower than Lloyd's
  * while the rows that move fall fast (the bounds are tightening) earns the
- * try another pass, a few times at most. A candidate pass slower than Lloyd's loses the difference; tries
- * are repeated only while all such losses, with the next try's expected
- * one, stay under TRY_BUDGET of the run's time (savings are not counted:
- * they would buy tries that give them back), so 'auto' is never much
- * slower than 'lloyd' where nothing prunes.
+ * try another pass, a few times at most. A candidate pass slower than
+ * Lloyd's loses the difference; tries are repeated only while all such
+ * losses, with the next try's expected one, stay under TRY_BUDGET of the
+ * run's time (savings are not counted: they would buy tries that give them
+ * back), so 'auto' is never much slower than 'lloyd' where nothing prunes.
  * Plain data and arithmetic: the device feeds it seconds, tests feed it
  * any sequence.
  */
