@@ -11,6 +11,7 @@
 #include "engine_run.h"
 
 #include "gpu_auto_policy.h"
+#include "method_trail.h"
 #include "internal_hooks.h"
 
 #include <algorithm>
@@ -220,6 +221,35 @@ TEST(GpuAutoPolicy, CandidateWithoutBoundsIsDropped)
 	EXPECT_EQ(ran, std::vector<int32_t>(30, L));
 	EXPECT_EQ(pol.tries(), 1);
 	EXPECT_EQ(pol.next(), L);
+}
+
+/* The trail names NAMED_SWITCHES switches, then counts the rest and names the last. */
+TEST(GpuAutoPolicy, LongTrailsAreSummarized)
+{
+	pgkm::MethodTrail t;
+	t.start();
+	for (int it = 1; it <= 4; it++)
+		t.pass(it, it < 3 ? L : H, -1, 10, 2);
+	EXPECT_EQ(t.trail(), "lloyd, then hamerly from iteration 3");
+	t.start();
+	int			switches = 0;
+	for (int it = 1; it <= 40; it++)
+	{
+		const int32_t m = (it / 2) % 2 ? H : L;	/* a switch every second pass from pass 2 */
+		t.pass(it, m, -1, 10, 2);
+		if (it == 17)
+		{
+			EXPECT_EQ(t.trail(), "lloyd, then hamerly from iteration 2, then lloyd from iteration 4, then hamerly from "
+					  "iteration 6, then lloyd from iteration 8, then hamerly from iteration 10, then lloyd from "
+					  "iteration 12, then hamerly from iteration 14, then lloyd from iteration 16");
+		}
+		switches += it >= 2 && it % 2 == 0;
+	}
+	EXPECT_EQ(switches, 20);
+	EXPECT_EQ(t.trail(), "lloyd, then hamerly from iteration 2, then lloyd from iteration 4, then hamerly from "
+			  "iteration 6, then lloyd from iteration 8, then hamerly from iteration 10, then lloyd from "
+			  "iteration 12, then hamerly from iteration 14, then lloyd from iteration 16, then 12 more switches, "
+			  "the last to lloyd from iteration 40");
 }
 
 #ifdef PGKM_FAKE_CUDA_PLUGIN
