@@ -33,18 +33,18 @@ if "--shapes" in sys.argv:
 ITERS = 5
 
 
-ABI_VERSION = 3  # cuda/pgkm_cuda_api.h: these structures mirror that version
+ABI_VERSION = 6  # cuda/pgkm_cuda_api.h: these structures mirror that version
 
 
 class Cfg(C.Structure):
     _fields_ = [("memory_limit", C.c_int64), ("deterministic", C.c_int32), ("device_ordinal", C.c_int32),
-                ("interrupt", C.c_void_p), ("interrupt_ctx", C.c_void_p),
+                ("interrupt", C.c_void_p), ("interrupt_ctx", C.c_void_p), ("method", C.c_int32),
                 ("force_path", C.c_int32), ("gemm_product", C.c_int32), ("sums", C.c_int32),
                 ("gemm_blocks_per_sm", C.c_int32), ("gemm_tile_mb", C.c_int32)]
 
 
 class Iter(C.Structure):
-    _fields_ = [("inertia", C.c_double), ("moved", C.c_int64)]
+    _fields_ = [("inertia", C.c_double), ("moved", C.c_int64), ("distances", C.c_int64), ("method", C.c_int32)]
 
 
 ERR = C.c_char_p
@@ -62,7 +62,8 @@ class Api(C.Structure):
                                        C.c_char_p, C.c_size_t)),
                 ("destroy", C.CFUNCTYPE(None, C.c_void_p))] + \
         [(name, C.c_void_p) for name in ("kernel_plan", "kernel_create", "kernel_build", "kernel_rows",
-                                         "kernel_pass", "kernel_destroy")]  # kernel k-means (unused here)
+                                         "kernel_pass", "kernel_destroy",  # kernel k-means (unused here)
+                                         "set_method")]  # ABI 6 (unused here: Lloyd's passes)
 
 
 lib = C.CDLL(PLUGIN, mode=os.RTLD_LOCAL | os.RTLD_NOW)
@@ -90,7 +91,7 @@ def ours(x, c0):
     k = c0.shape[0]
     err = C.create_string_buffer(512)
     h = C.c_void_p()
-    cfg = Cfg(0, 1, -1, None, None, 0, 0, 0, 0, 0)  # production switches
+    cfg = Cfg(0, 1, -1, None, None, 0, 0, 0, 0, 0, 0)  # method lloyd, production switches
     rc = api.create(x.ctypes.data, n, d, k, C.byref(cfg), C.byref(h), err, 512)
     if rc:
         return float("nan"), float("nan"), err.value.decode()
