@@ -110,7 +110,7 @@ main(int argc, char **argv)
 	{
 		if (c.rows.size() < 2)
 			continue;
-		const int32_t cand = pgkm::gpu_auto_candidate(c.n, c.d, c.k);
+		const int32_t cand = pgkm::gpu_auto_candidate(c.d, c.k);
 		const int	lc = column(c, "lloyd"), cc = column(c, pgkm_method_name(cand)), ac = column(c, "auto");
 		printf("%s\n", c.title.c_str());
 		if (lc < 0 || cc < 0)

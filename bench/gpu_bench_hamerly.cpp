@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -37,15 +38,6 @@ struct Case
 	int			max_iter;
 	const char *what;
 };
-
-double
-sum(const std::vector<double> &v)
-{
-	double		s = 0;
-	for (double x : v)
-		s += x;
-	return s;
-}
 
 void
 line(const char *method, const EngineRun &r, int64_t n, double total_s)
@@ -127,7 +119,7 @@ hamerly_bench(const Plugin &pl, int64_t max_n)
 				o.method = methods[m];
 				r[m] = run_engine(x, n, c.d, o);
 				totals[m].push_back(r[m].total_s);
-				pass_totals[m].push_back(sum(r[m].iter_s));
+				pass_totals[m].push_back(std::accumulate(r[m].iter_s.begin(), r[m].iter_s.end(), 0.0));
 			}
 		std::vector<double> total(methods.size()), passes(methods.size());
 		for (size_t m = 0; m < methods.size(); m++)

@@ -214,9 +214,9 @@ api_set_method(void *h, int32_t method, int32_t *runs, char *err, size_t errlen)
 		Run		   &r = run_of(h);
 		if (!runs)
 			fail(PGKM_ERR_INVALID, "NULL argument");
-		if (method != PGKM_CUDA_METHOD_LLOYD && method != settings_method(r.settings))
+		if (method != PGKM_CUDA_METHOD_LLOYD && method != r.settings.method)
 			fail(PGKM_ERR_INVALID, "GPU method %d: this run was created for method %d and Lloyd's passes",
-				 (int) method, (int) settings_method(r.settings));
+				 (int) method, (int) r.settings.method);
 		r.lloyd_passes = method == PGKM_CUDA_METHOD_LLOYD;
 		*runs = r.lloyd_passes || !bounded_plan(r.plan) ? PGKM_CUDA_METHOD_LLOYD : planned_method(r.plan);
 	});

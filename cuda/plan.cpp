@@ -48,6 +48,7 @@ settings_from_config(const pgkm_cuda_config *cfg)
 	s.yinyang = cfg->method == PGKM_CUDA_METHOD_YINYANG;
 	s.elkan = cfg->method == PGKM_CUDA_METHOD_ELKAN;
 	s.sort = cfg->method == PGKM_CUDA_METHOD_SORT;
+	s.method = cfg->method;
 	return s;
 }
 

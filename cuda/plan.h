@@ -73,6 +73,7 @@ struct Settings
 	bool		yinyang = false;	/* config.method: with Yinyang's group bounds (hamerly is set too) */
 	bool		elkan = false;	/* config.method: prune with Elkan's k bounds per row */
 	bool		sort = false;	/* config.method: prune with Wu & Hong's ranked centroids */
+	int32_t		method = PGKM_CUDA_METHOD_LLOYD;	/* config.method, as asked (set_method's other choice) */
 };
 
 /* Throws Failure {PGKM_ERR_INVALID} for a value out of range. */
@@ -109,14 +110,6 @@ struct Plan
 	bool		elkan = false;	/* iterate() prunes with Elkan's bounds (elkan.cu), as hamerly */
 	bool		sort = false;	/* with Wu & Hong's (sort.cu), as hamerly, k^2 <= SORT_MAX_PAIRS */
 };
-
-/* The pgkm_cuda_method config.method asked for. */
-inline int32_t
-settings_method(const Settings &s)
-{
-	return s.yinyang ? PGKM_CUDA_METHOD_YINYANG : s.hamerly ? PGKM_CUDA_METHOD_HAMERLY :
-		s.elkan ? PGKM_CUDA_METHOD_ELKAN : s.sort ? PGKM_CUDA_METHOD_SORT : PGKM_CUDA_METHOD_LLOYD;
-}
 
 /* The bounded pgkm_cuda_method whose state the plan holds; LLOYD when none. */
 inline int32_t

@@ -10,7 +10,7 @@ namespace pgkm
 {
 
 int32_t
-gpu_auto_candidate(int64_t, int32_t d, int32_t k)
+gpu_auto_candidate(int32_t d, int32_t k)
 {
 	if (k < 64)
 		return PGKM_METHOD_LLOYD;

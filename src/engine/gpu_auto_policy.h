@@ -36,7 +36,7 @@ namespace pgkm
  * 6.4x); below that Hamerly was as fast or faster (10M x 16: 2.18x against
  * 2.11x; n = 245,760, d = 32, k = 256: 1.27x against 1.08x).
  */
-int32_t		gpu_auto_candidate(int64_t n, int32_t d, int32_t k);
+int32_t		gpu_auto_candidate(int32_t d, int32_t k);
 
 class GpuAutoPolicy
 {

@@ -283,7 +283,7 @@ private:
 			p_->api->destroy(h_);
 			h_ = nullptr;
 		}
-		const int32_t method = method_ == PGKM_METHOD_AUTO ? gpu_auto_candidate(n_, d_, k) : method_;
+		const int32_t method = method_ == PGKM_METHOD_AUTO ? gpu_auto_candidate(d_, k) : method_;
 		cfg_.method = cuda_method(method);
 		err_[0] = '\0';
 		check(p_->api->create(x_, n_, d_, k, &cfg_, &h_, err_, sizeof(err_)), "setup", err_);

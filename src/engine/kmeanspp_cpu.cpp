@@ -7,8 +7,8 @@
 #include "internal_hooks.h"
 #include "kmeanspp_groups.h"
 #include "rng.h"
-#include "simd.h"
 #include "serial_or_pool.h"
+#include "simd.h"
 #include "thread_pool.h"
 
 #include <algorithm>

@@ -107,13 +107,10 @@ expect_schedule_is_lloyd(const std::vector<float> &x, int64_t n, int d, const st
 }
 
 /* Switches in every order: Lloyd first, the bounded method first, single passes of each, runs of each. */
-const std::vector<int32_t> &
+std::vector<int32_t>
 schedule_for(int32_t m)
 {
-	static std::vector<int32_t> s[5];
-	if (s[m].empty())
-		s[m] = {L, L, m, m, m, L, m, m, L, L, m, L, m, m, m, m, L, m};
-	return s[m];
+	return {L, L, m, m, m, L, m, m, L, L, m, L, m, m, m, m, L, m};
 }
 
 }							/* namespace */
@@ -132,7 +129,7 @@ TEST(AutoGpu, SwitchedPassesAreLloydsRun)
 		expect_schedule_is_lloyd(x, 60000, 24, pgkm_test::pick_rows(x, 24, 160, 3), m, schedule_for(m),
 								 name + " clustered, k = 160");
 		/* starting with the bounded method, and a 1-D line */
-		const std::vector<int32_t> s(schedule_for(m).begin() + 2, schedule_for(m).end());
+		const std::vector<int32_t> all = schedule_for(m), s(all.begin() + 2, all.end());
 		auto		line = gpu_blobs(20000, 1, 10, 31, 1.0);
 		expect_schedule_is_lloyd(line, 20000, 1, pgkm_test::pick_rows(line, 1, 12, 7), m, s, name + " d = 1");
 	}

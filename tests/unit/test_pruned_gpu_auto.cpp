@@ -88,14 +88,14 @@ always(double s)
 
 TEST(GpuAutoPolicy, CandidateByShape)
 {
-	EXPECT_EQ(pgkm::gpu_auto_candidate(245760, 32, 32), L) << "k = 32: every bounded method lost on the H100";
-	EXPECT_EQ(pgkm::gpu_auto_candidate(245760, 32, 63), L);
-	EXPECT_EQ(pgkm::gpu_auto_candidate(245760, 32, 64), H);
-	EXPECT_EQ(pgkm::gpu_auto_candidate(245760, 32, 1024), H);
-	EXPECT_EQ(pgkm::gpu_auto_candidate(10000000, 16, 1024), H);
-	EXPECT_EQ(pgkm::gpu_auto_candidate(10000000, 128, 1024), PGKM_METHOD_YINYANG);
-	EXPECT_EQ(pgkm::gpu_auto_candidate(10000000, 64, 128), PGKM_METHOD_YINYANG);
-	EXPECT_EQ(pgkm::gpu_auto_candidate(10000000, 64, 127), H) << "one group: Hamerly's bound";
+	EXPECT_EQ(pgkm::gpu_auto_candidate(32, 32), L) << "k = 32: every bounded method lost on the H100";
+	EXPECT_EQ(pgkm::gpu_auto_candidate(32, 63), L);
+	EXPECT_EQ(pgkm::gpu_auto_candidate(32, 64), H);
+	EXPECT_EQ(pgkm::gpu_auto_candidate(32, 1024), H);
+	EXPECT_EQ(pgkm::gpu_auto_candidate(16, 1024), H);
+	EXPECT_EQ(pgkm::gpu_auto_candidate(128, 1024), PGKM_METHOD_YINYANG);
+	EXPECT_EQ(pgkm::gpu_auto_candidate(64, 128), PGKM_METHOD_YINYANG);
+	EXPECT_EQ(pgkm::gpu_auto_candidate(64, 127), H) << "one group: Hamerly's bound";
 }
 
 TEST(GpuAutoPolicy, NoCandidateRunsLloydOnly)

@@ -58,10 +58,13 @@ serial_steps(int steps, int serial_us, int pool_us)
 TEST(SerialOrPool, PicksTheFasterByTiming)
 {
 	const int	cycle = 2 * SerialOrPool::PROBE + SerialOrPool::EPOCH;
-	/* a helper's chunk takes 20 ms, worker 0's 1 ms: inline steps take 2 ms, pooled 20 */
-	EXPECT_EQ(serial_steps(cycle, 1000, 20000), SerialOrPool::PROBE + SerialOrPool::EPOCH);
-	/* every chunk 4 ms: inline 8 ms, pooled 4 */
-	EXPECT_EQ(serial_steps(cycle, 4000, 4000), SerialOrPool::PROBE);
+	/*
+	 * A helper's chunk takes 40 ms, worker 0's 5 ms: inline steps take 10 ms, pooled 40. (Worker 0's
+	 * chunk is long enough for the helper to wake and take the other one even on a loaded machine.)
+	 */
+	EXPECT_EQ(serial_steps(cycle, 5000, 40000), SerialOrPool::PROBE + SerialOrPool::EPOCH);
+	/* every chunk 10 ms: inline 20 ms, pooled 10 */
+	EXPECT_EQ(serial_steps(cycle, 10000, 10000), SerialOrPool::PROBE);
 }
 
 /* A pool of one thread has nothing to choose. */
