@@ -191,6 +191,8 @@ YinyangAssign::on_centroids(bool reset, bool passed)
 	}
 	if (passed)
 		now_++;
+	else if (now_ == 0)
+		return;					/* no pass since the reset: the next starts every row at 0 */
 	const size_t row = (size_t) now_ * (t_ + 1), prev = row - (t_ + 1);
 	cum_up_.resize(row + t_ + 1);
 	cum_lo_.resize(row + t_ + 1);

@@ -102,7 +102,7 @@ class DenseAndPruned : public ::testing::TestWithParam<int32_t>
 /*
  * Integer data and half-integer centroids make exact fp64 ties everywhere;
  * every third centroid repeats the one before (duplicates tie everywhere).
- * The centroids then move in small steps (bounds carried), jump (bounds
+ * The first centroids are replaced before any pass; then they move in small steps (bounds carried), jump (bounds
  * useless), change twice without a pass in between, and k shrinks and grows
  * back: after every change, every row's label is the reference's.
  */
@@ -151,6 +151,7 @@ exact_under_changes(int32_t method, bool alternate)
 				EXPECT_EQ(wrong_labels(x, d, c, k, got, &ties), 0)
 					<< what << " d " << d << " k " << k << " method " << method;
 			};
+			m->set_centroids(centroids(kmax, 2.0).data(), kmax);	/* replaced before the first pass */
 			check(kmax, "first");
 			for (int step = 0; step < 4; step++)
 			{
