@@ -138,7 +138,7 @@ BoundedAssign::dense_search(const float *xs, const int64_t *ids, int64_t m, Scra
 }
 
 AssignCounts
-BoundedAssign::take_counts()
+BoundedAssign::take_counts(int64_t)
 {
 	AssignCounts c;
 	c.distances = 0;

@@ -35,7 +35,7 @@ public:
 				  const double *mean, ThreadPool *pool);
 	void		set_centroids(const double *centroids, int32_t k) override;
 	void		nearest(int64_t r0, int64_t r1, int worker, int32_t *out) override;
-	AssignCounts take_counts() override;
+	AssignCounts take_counts(int64_t moved) override;
 	/* The next set_centroids starts the bounds over (after another method ran). */
 	void		restart() { restart_ = true; }
 	/*

@@ -42,8 +42,12 @@ public:
 	 * concurrently; worker (0 .. workers-1) picks the scratch.
 	 */
 	virtual void nearest(int64_t r0, int64_t r1, int worker, int32_t *out) = 0;
-	/* Counts of the passes since the last call (single-threaded, between passes). */
-	virtual AssignCounts take_counts() { return AssignCounts(); }
+	/*
+	 * Counts of the passes since the last call (single-threaded, between
+	 * passes); moved: the rows whose label the last pass changed (-1: not
+	 * known).
+	 */
+	virtual AssignCounts take_counts(int64_t moved) { (void) moved; return AssignCounts(); }
 };
 
 /*

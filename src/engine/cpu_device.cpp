@@ -405,7 +405,7 @@ CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *i
 	for (int w = 0; w < pool_->size(); w++)
 		mv += worker_moved_[(size_t) w * 16];
 	*moved = mv;
-	counts_ = method_->take_counts();
+	counts_ = method_->take_counts(mv);
 	for (int32_t c = 0; c < k; c++)
 	{
 		int64_t		s = 0;

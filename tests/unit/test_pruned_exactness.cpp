@@ -38,7 +38,7 @@ pass(pgkm::CpuAssign &m, int64_t n, pgkm::AssignCounts *counts)
 	const int64_t chunk = 64;
 	for (int64_t r0 = 0, ch = 0; r0 < n; r0 += chunk, ch++)
 		m.nearest(r0, std::min(n, r0 + chunk), (int) (ch % 2), out.data() + r0);
-	*counts = m.take_counts();
+	*counts = m.take_counts(-1);
 	return out;
 }
 
@@ -431,4 +431,51 @@ TEST(ExactBounds, FloatRoundingIsOutward)
 		EXPECT_LE(pgkm::down(v), v);
 		EXPECT_GE(pgkm::up(v), v);
 	}
+}
+
+/*
+ * 'auto' on the CPU, pass by pass: Lloyd's own passes (counted as -1, every
+ * distance) while many rows move, a dense pass once few do, pruned passes
+ * once the dense pass's sample says they pay, a dense pass again after a
+ * pruned one that lost, and Lloyd's own when rows move again; every label
+ * exact.
+ */
+TEST(AutoAssign, PlainDensePrunedByMovedRowsAndCounts)
+{
+	const int32_t d = 16, k = 40;
+	auto		x = wu_hong_blobs(6000, d, k, 0.01, 31);
+	const int64_t n = (int64_t) x.size() / d;
+	pgkm::ThreadPool pool(2, nullptr, nullptr);
+	auto		m = make_method(PGKM_METHOD_AUTO, x, d, k, &pool);
+	std::vector<double> c = pick_rows(x, d, k, 32);
+	auto		run = [&](int64_t moved, const char *what) {
+		m->set_centroids(c.data(), k);
+		std::vector<int32_t> out(n, -1);
+		for (int64_t r0 = 0, ch = 0; r0 < n; r0 += 256, ch++)
+			m->nearest(r0, std::min(n, r0 + 256), (int) (ch % 2), out.data() + r0);
+		EXPECT_EQ(wrong_labels(x, d, c, k, out), 0) << what;
+		return m->take_counts(moved);
+	};
+	pgkm::AssignCounts a = run(n, "first");
+	EXPECT_EQ(a.distances, -1) << "Lloyd's own pass";
+	a = run(n / 10, "many moved");
+	EXPECT_EQ(a.distances, -1) << "Lloyd's own pass while 10 % of the rows move";
+	a = run(0, "few moved");
+	EXPECT_EQ(a.distances, -1) << "the pass after which few moved is still Lloyd's";
+	a = run(0, "dense");
+	EXPECT_EQ(a.method, PGKM_METHOD_LLOYD);
+	EXPECT_EQ(a.distances, n * k) << "a dense pass once few rows move";
+	a = run(0, "dense, sampled");
+	EXPECT_EQ(a.distances, n * k);
+	a = run(0, "pruned");
+	EXPECT_EQ(a.method, PGKM_METHOD_YINYANG) << "unchanged centroids: pruning pays";
+	EXPECT_LT(a.distances, n * k / 4);
+	c = pick_rows(x, d, k, 33);	/* every bound useless */
+	a = run(n / 10, "pruned, lost");
+	EXPECT_EQ(a.method, PGKM_METHOD_YINYANG);
+	a = run(n / 10, "dense after the loss");
+	EXPECT_EQ(a.method, PGKM_METHOD_LLOYD);
+	EXPECT_EQ(a.distances, n * k);
+	a = run(n / 10, "Lloyd's own again");
+	EXPECT_EQ(a.distances, -1);
 }
