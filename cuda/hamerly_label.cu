@@ -16,7 +16,8 @@
  *      memory for every centroid; label_limit proves the argmin as the
  *      TILED path does, and the runner-up gives l (centred_lower);
  *   2. the rows the float level cannot settle (near-ties at its resolution,
- *      non-finite values) in fp64, sqdist_exact's own order.
+ *      non-finite values) in fp64, sqdist_exact's own order: a block per row
+ *      while they are few, tiles of 64 rows otherwise.
  * Labels, moves and bounds are per row; no order matters.
  */
 #include "device/bounded_row.cuh"
@@ -40,6 +41,9 @@ static constexpr int OR_THREADS = 256;
 static constexpr int OR_ROWS = 64;		/* rows per block: 16 groups of 4 */
 static constexpr int OR_CENTS = 64;		/* centroids per step: 16 lanes x 4 */
 static constexpr int OR_F = 16;			/* features per step */
+static constexpr int OW_THREADS = 256;	/* the short list's fp64 level: a block per row */
+static constexpr int OW_DMAX = 1024;	/* its row in shared memory (plan.hamerly: d <= 1024) */
+static constexpr int OW_MAX_ROWS = 1024;	/* lists up to this long; the tiled kernel takes longer ones */
 static_assert(OF_CENTS == YY_GROUP && OR_CENTS == YY_GROUP, "a step is a Yinyang group");
 
 /*
@@ -253,7 +257,7 @@ label_centred_kernel(HamArgs a, CentredBound cb)
  */
 template <bool YY>
 __global__ void __launch_bounds__(OR_THREADS)
-label_fp64_kernel(HamArgs a)
+label_fp64_kernel(HamArgs a, bool wide)
 {
 	__shared__ double xs[OR_F][OR_ROWS];
 	__shared__ double cs[OR_F][OR_CENTS];
@@ -263,6 +267,8 @@ label_fp64_kernel(HamArgs a)
 	unsigned	moved = 0;
 	const int64_t end = min(a.list1, (int64_t) *a.open_count);
 	auto		lower = [&](double v, int) { return lower_dist(v, a.glo, a.tiny); };
+	if (wide && end <= OW_MAX_ROWS)
+		return;					/* label_fp64_wide_kernel's */
 	for (int64_t g0 = a.list0 + (int64_t) blockIdx.x * OR_ROWS; g0 < end; g0 += (int64_t) gridDim.x * OR_ROWS)
 	{
 		load_listed_rows(rows_s, a, g0, end);
@@ -327,6 +333,103 @@ label_fp64_kernel(HamArgs a)
 }
 
 /*
+ * The fp64 level of a short list (at most OW_MAX_ROWS rows: usually a few
+ * dozen, where the tiled kernel above keeps one block busy for the whole
+ * of k), a block per row: half warp h takes the steps (Yinyang groups) h,
+ * h + 16, ..., thread t % 16 the positions t % 16 + 16 q of each, as there;
+ * each (row, centroid) value is summed over features in order with the same
+ * operations, so every value is bit for bit the tiled kernel's, and the
+ * half warps' (smallest, index, next smallest; sw: the next smallest in the
+ * best's group) are merged by one thread: the same minima and lowest
+ * indices in any order, so the same labels and bounds.
+ */
+template <bool YY>
+__global__ void __launch_bounds__(OW_THREADS)
+label_fp64_wide_kernel(HamArgs a)
+{
+	__shared__ double xs[OW_DMAX];
+	__shared__ double hb[OW_THREADS / 16], hs[OW_THREADS / 16], hsw[OW_THREADS / 16];
+	__shared__ int hbi[OW_THREADS / 16];
+	const int	t = threadIdx.x, half = t >> 4, cl = t & 15;
+	const int	d = a.d, k = a.k;
+	unsigned	moved = 0;
+	const int64_t end = min(a.list1, (int64_t) *a.open_count);
+	auto		lower = [&](double v, int) { return lower_dist(v, a.glo, a.tiny); };
+	if (end > OW_MAX_ROWS)
+		return;					/* label_fp64_kernel's */
+	for (int64_t q0 = a.list0 + blockIdx.x; q0 < end; q0 += gridDim.x)
+	{
+		const int	row = a.open[q0];
+		const size_t o = (size_t) row * d;
+		__syncthreads();		/* xs and the merge slots are rewritten */
+		for (int j = t; j < d; j += OW_THREADS)
+			xs[j] = (double) stored_value(a.x + o, a.xlo ? a.xlo + o : nullptr, a.shift, j);
+		__syncthreads();
+		double		bv[1], sv[1], sw[1] = {dinf()};
+		int			bi[1];
+		reset_best(bv, sv, bi, dinf());
+		/* the same trip count in every half warp: the folds shuffle across whole warps */
+		for (int base = 0; base < k; base += (OW_THREADS / 16) * OR_CENTS)
+		{
+			const int	c0 = base + half * OR_CENTS;
+			/* the four sums side by side (each in feature order): four loads in flight, not one */
+			double		acc[1][4] = {{0, 0, 0, 0}};
+			if (c0 < k)
+			{
+				const double *c[4];
+#pragma unroll
+				for (int q = 0; q < 4; q++)
+				{
+					const int	cn = c0 + cl + 16 * q;
+					c[q] = a.c64 + (size_t) (cn < k ? centroid_at(a, cn) : 0) * d;	/* past k: read, never used */
+				}
+#pragma unroll 4
+				for (int j = 0; j < d; j++)
+				{
+					const double xv = xs[j];
+#pragma unroll
+					for (int q = 0; q < 4; q++)
+					{
+						const double u = __dsub_rn(xv, c[q][j]);
+						acc[0][q] = __dadd_rn(acc[0][q], __dmul_rn(u, u));
+					}
+				}
+			}
+			fold_step<YY>(a, acc, bv, sv, bi, sw, c0, [&](int q) { return c0 + cl + 16 * q; },
+						  [&](int) { return c0 < k ? row : -1; }, lower, dinf());	/* no bound past the groups */
+		}
+		finish_best<YY>(bv[0], sv[0], bi[0]);
+		if (cl == 0)
+		{
+			hb[half] = bv[0];
+			hs[half] = sv[0];
+			hsw[half] = sw[0];
+			hbi[half] = bi[0];
+		}
+		__syncthreads();
+		if (t == 0)
+		{
+			double		b = dinf(), s = dinf(), w = dinf();
+			int			bidx = -1;
+			for (int h = 0; h < OW_THREADS / 16; h++)
+			{
+				if (hbi[h] >= 0 && (bidx < 0 || hb[h] < b || (hb[h] == b && hbi[h] < bidx)))
+					w = hsw[h];
+				merge_best(b, s, bidx, hb[h], hs[h], hbi[h]);
+			}
+			const int	lbl = bidx >= 0 ? bidx : 0;
+			moved += a.labels[row] != lbl;
+			a.labels[row] = lbl;
+			if (YY)
+				a.glower[(size_t) (a.pos[lbl] / YY_GROUP) * a.n + row] = lower(w, 0);
+			else
+				a.lower[row] = lower(s, 0);
+		}
+	}
+	count_moves(a, moved, 0);
+}
+
+/*
  * Level 1 over list positions [list0, list1) (blocks past the device's count
  * return at once; the centred level where cb is given and d <= OC_DMAX),
  * then, after the last part, level 2 over what it left. YY: Yinyang's.
@@ -361,8 +464,17 @@ launch_levels(Run &r, const HamArgs &h, const Bracket &br, const CentredBound *c
 	t.open_count = h.open_count + 1;
 	t.list0 = 0;
 	t.list1 = h.n;
+	/* the list's length stays on the device: each kernel returns at once where it is the other's */
+	const bool	wide = h.d <= OW_DMAX;
+	if (wide)
+	{
+		CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, label_fp64_wide_kernel<YY>, OW_THREADS, 0));
+		label_fp64_wide_kernel<YY><<<std::max(1, per_sm) * r.limits.sms, OW_THREADS, 0, s>>>(t);
+		CKLAUNCH("label_fp64_wide_kernel");
+		r.launches++;
+	}
 	CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, label_fp64_kernel<YY>, OR_THREADS, 0));
-	label_fp64_kernel<YY><<<std::max(1, per_sm) * r.limits.sms, OR_THREADS, 0, s>>>(t);
+	label_fp64_kernel<YY><<<std::max(1, per_sm) * r.limits.sms, OR_THREADS, 0, s>>>(t, wide);
 	CKLAUNCH("label_fp64_kernel");
 	r.launches++;
 }

@@ -19,22 +19,46 @@ namespace pgkm_cuda
 /*
  * Warp-collective, rows base .. base + 31: lane r gets T >= ||x - c_label||
  * of row base + r (upper_dist of e, the fp64 distance in any order); my_l
- * is its lane's row's label.
+ * is its lane's row's label. The warp sums FILTER_ROWS rows at a time, lanes
+ * over features, so that their loads are in flight together.
  */
+constexpr int FILTER_ROWS = 8;
+
 __device__ __forceinline__ double
 warp_label_bound(const HamArgs &a, int64_t base, int my_l)
 {
 	double		my_e = 0;
+	const int	lane = (int) (threadIdx.x & 31);
 	const int	nr = (int) (a.n - base < 32 ? a.n - base : 32);
-	for (int r = 0; r < nr; r++)
+	for (int r0 = 0; r0 < nr; r0 += FILTER_ROWS)
 	{
-		const int64_t row = base + r;
-		const int	l = __shfl_sync(FULL, my_l, r);
-		const size_t o = (size_t) row * a.d;
-		const double e = warp_dist2_any(a.x + o, a.xlo ? a.xlo + o : nullptr, a.shift, a.c64 + (size_t) l * a.d,
-										a.d);
-		if ((int) (threadIdx.x & 31) == r)
-			my_e = e;
+		double		e[FILTER_ROWS];
+#pragma unroll
+		for (int u = 0; u < FILTER_ROWS; u++)
+		{
+			e[u] = 0;
+			const int	r = r0 + u;
+			const int	l = __shfl_sync(FULL, my_l, r & 31);
+			if (r < nr)			/* the same in every lane */
+			{
+				const size_t o = (size_t) (base + r) * a.d;
+				const float *x = a.x + o, *xlo = a.xlo ? a.xlo + o : nullptr;
+				const double *c = a.c64 + (size_t) l * a.d;
+				for (int j = lane; j < a.d; j += 32)
+				{
+					const double t = (double) stored_value(x, xlo, a.shift, j) - c[j];
+					e[u] = fma(t, t, e[u]);
+				}
+			}
+		}
+		for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+			for (int u = 0; u < FILTER_ROWS; u++)
+				e[u] += __shfl_xor_sync(FULL, e[u], o);
+#pragma unroll
+		for (int u = 0; u < FILTER_ROWS; u++)
+			if (lane == r0 + u)
+				my_e = e[u];
 	}
 	return upper_dist(my_e, a.gup, a.tiny);
 }

@@ -46,10 +46,10 @@ run_tests auto 120 "$AUTO"
 run_tests other_gpu 90 "-$HAM:$YY:$ES:$AUTO"
 for tool in ${SAN_TOOLS:-memcheck racecheck}; do
   # racecheck is slow on every kernel of a case's three engine runs: two small cases only
-  SAN='YinyangGpu.CentredLevelEdgeShapes:Methods/ElkanSortGpu.AbiReportsPrunedPasses/*'
+  SAN='YinyangGpu.CentredLevelEdgeShapes:HamerlyGpu.CentredLevelEdgeShapes:Methods/ElkanSortGpu.AbiReportsPrunedPasses/*'
   [ $tool = memcheck ] && SAN="$SAN:YinyangGpu.TiesDuplicatesAndEdgeShapes:Paths/YinyangNearTies.SameRunAsLloyd/0"
   [ $tool = memcheck ] && SAN="$SAN:Methods/ElkanSortGpu.TiesDuplicatesAndEdgeShapes/*:Paths/ElkanSortNearTies.SameRunAsLloyd/3"
-  [ $tool = memcheck ] && SAN="$SAN:AutoGpu.SetMethodContract"
+  [ $tool = memcheck ] && SAN="$SAN:AutoGpu.SetMethodContract:HamerlyGpu.TiesDuplicatesAndEdgeShapes"
   timeout "$(cap $([ $tool = memcheck ] && echo 50 || echo 45))" compute-sanitizer --tool $tool --error-exitcode 9 \
     $T --gtest_filter="$SAN" >"$OUT/sanitizer_$tool.log" 2>&1
   src=$?; [ $src -ne 0 ] && rc=1

@@ -151,3 +151,44 @@ TEST(HamerlyGpu, AbiReportsPrunedPasses)
 	EXPECT_GT(debug_decided(h), 100);
 	api()->destroy(h);
 }
+
+/*
+ * The fp64 level takes a short list a block per row and a long one in tiles
+ * of rows (hamerly_label.cu): near-tie data gives both in one run (thousands
+ * of rows left to fp64 in the first pass, few later), and both methods that
+ * use it stay Lloyd's run.
+ */
+TEST(HamerlyGpu, Fp64LevelShortAndLongLists)
+{
+	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
+	const int64_t n = 20000;
+	const int	d = 16, k = 40;
+	pgkm_test::NearTies t = pgkm_test::near_ties(n, d, k, 100.0, 93);
+	for (int method : {PGKM_CUDA_METHOD_HAMERLY, PGKM_CUDA_METHOD_YINYANG})
+	{
+		const char *name = method == PGKM_CUDA_METHOD_HAMERLY ? "hamerly" : "yinyang";
+		expect_exact_method(method == PGKM_CUDA_METHOD_HAMERLY ? PGKM_METHOD_HAMERLY : PGKM_METHOD_YINYANG, t.x, d,
+							t.c, 25, name);
+		pgkm_cuda_config cfg = plugin_config(1);
+		cfg.method = method;
+		void	   *h = nullptr;
+		char		err[512] = "";
+		ASSERT_EQ(api()->create(t.x.data(), n, d, k, &cfg, &h, err, sizeof(err)), 0) << err;
+		ASSERT_EQ(api()->set_centroids(h, t.c.data(), err, sizeof(err)), 0) << err;
+		std::vector<double> c((size_t) k * d);
+		std::vector<int64_t> sizes(k);
+		int64_t		longest = 0, short_lists = 0;
+		for (int it = 0; it < 25; it++)
+		{
+			pgkm_cuda_iter st {};
+			ASSERT_EQ(api()->iterate(h, &st, c.data(), sizes.data(), err, sizeof(err)), 0) << err;
+			longest = std::max(longest, debug_decided(h));
+			short_lists += debug_decided(h) > 0 && debug_decided(h) <= 1024;
+			if (st.moved == 0)
+				break;
+		}
+		api()->destroy(h);
+		EXPECT_GT(longest, 1024) << name << ": a list for the tiled fp64 kernel";
+		EXPECT_GT(short_lists, 0) << name << ": a list for the block-per-row fp64 kernel";
+	}
+}
