@@ -37,6 +37,7 @@ static constexpr int OF_CENTS = 64;		/* centroids per step: 16 lanes x 4 adjacen
 static constexpr int OF_F = 16;			/* features per step */
 static constexpr int OF_PAD = 4;		/* keeps float4 rows aligned, spreads the fills' banks */
 static constexpr int OC_DMAX = 64;		/* the centred level's rows stay in shared memory */
+static constexpr int64_t OC_SHORT_LIST = 32768;	/* lists the centred level takes 64 rows per block */
 static constexpr int OR_THREADS = 256;
 static constexpr int OR_ROWS = 64;		/* rows per block: 16 groups of 4 */
 static constexpr int OR_CENTS = 64;		/* centroids per step: 16 lanes x 4 */
@@ -139,25 +140,30 @@ label_float_kernel(HamArgs a, Bracket br)
  * stored), so its test applies: a runner-up V_2 above label_limit(V_1, x2)
  * proves the float argmin the unique fp64 one (finite V_2 required here).
  */
-template <bool YY>
+template <bool YY, int RPT>
 __global__ void __launch_bounds__(OF_THREADS)
 label_centred_kernel(HamArgs a, CentredBound cb)
 {
-	__shared__ __align__(16) float xs[OC_DMAX][OF_ROWS + OF_PAD];
+	static_assert(RPT % 4 == 0, "rows are read four at a time");
+	constexpr int R = 16 * RPT;	/* rows per block */
+	__shared__ __align__(16) float xs[OC_DMAX][R + OF_PAD];
 	__shared__ __align__(16) float cs[OF_F][OF_CENTS + OF_PAD];
 	__shared__ float bs[OF_CENTS];
-	__shared__ float x2s[OF_ROWS];
-	__shared__ int32_t rows_s[OF_ROWS];
+	__shared__ float x2s[R];
+	__shared__ int32_t rows_s[R];
 	const int	t = threadIdx.x, rg = t >> 4, cl = t & 15;
 	const int	d = a.d, k = a.k, dp = (d + OF_F - 1) / OF_F * OF_F;
 	unsigned	moved = 0;
 	unsigned long long work = 0;
 	const float inf = __int_as_float(0x7f800000);
-	const int64_t end = min(a.list1, (int64_t) *a.open_count);
-	for (int64_t g0 = a.list0 + (int64_t) blockIdx.x * OF_ROWS; g0 < end; g0 += (int64_t) gridDim.x * OF_ROWS)
+	const int64_t count = *a.open_count;
+	if ((count <= OC_SHORT_LIST) != (RPT < 8))
+		return;					/* the other variant's list */
+	const int64_t end = min(a.list1, count);
+	for (int64_t g0 = a.list0 + (int64_t) blockIdx.x * R; g0 < end; g0 += (int64_t) gridDim.x * R)
 	{
 		load_listed_rows(rows_s, a, g0, end);	/* and xs, x2s are rewritten */
-		for (int q = t; q < OF_ROWS * dp; q += OF_THREADS)
+		for (int q = t; q < R * dp; q += OF_THREADS)
 		{
 			const int	rr = q / dp, j = q % dp, row = rows_s[rr];
 			float		v = 0;
@@ -169,15 +175,15 @@ label_centred_kernel(HamArgs a, CentredBound cb)
 			xs[j][rr] = v;
 		}
 		__syncthreads();
-		if (t < OF_ROWS)
+		if (t < R)
 		{
 			float		x2 = 0;
 			for (int j = 0; j < d; j++)
 				x2 = fmaf(xs[j][t], xs[j][t], x2);
 			x2s[t] = x2;
 		}
-		float		e1[8], e2[8], sw[8];
-		int			i1[8];
+		float		e1[RPT], e2[RPT], sw[RPT];
+		int			i1[RPT];
 		reset_best(e1, e2, i1, inf);
 		for (float &v : sw)
 			v = inf;
@@ -185,7 +191,7 @@ label_centred_kernel(HamArgs a, CentredBound cb)
 		{
 			if (!step_open<YY>(a, rows_s, c0, end - g0, work))
 				continue;
-			float		acc[8][4];
+			float		acc[RPT][4];
 			zero_tile(acc);
 			for (int f0 = 0; f0 < dp; f0 += OF_F)
 			{
@@ -201,41 +207,48 @@ label_centred_kernel(HamArgs a, CentredBound cb)
 #pragma unroll
 				for (int ff = 0; ff < OF_F; ff++)
 				{
-					const float4 xa = *reinterpret_cast<const float4 *>(&xs[f0 + ff][rg * 8]);
-					const float4 xb = *reinterpret_cast<const float4 *>(&xs[f0 + ff][rg * 8 + 4]);
+					float		xv[RPT];
+#pragma unroll
+					for (int h = 0; h < RPT; h += 4)
+					{
+						const float4 xa = *reinterpret_cast<const float4 *>(&xs[f0 + ff][rg * RPT + h]);
+						xv[h] = xa.x;
+						xv[h + 1] = xa.y;
+						xv[h + 2] = xa.z;
+						xv[h + 3] = xa.w;
+					}
 					const float4 cv = *reinterpret_cast<const float4 *>(&cs[ff][cl * 4]);
-					const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
 					const float cw[4] = {cv.x, cv.y, cv.z, cv.w};
 #pragma unroll
-					for (int p = 0; p < 8; p++)
+					for (int p = 0; p < RPT; p++)
 #pragma unroll
 						for (int q = 0; q < 4; q++)
 							acc[p][q] = __fmaf_rn(xv[p], cw[q], acc[p][q]);
 				}
 			}
 #pragma unroll
-			for (int p = 0; p < 8; p++)
+			for (int p = 0; p < RPT; p++)
 #pragma unroll
 				for (int q = 0; q < 4; q++)
 					acc[p][q] = __fmaf_rn(cb.mscale, acc[p][q], bs[cl * 4 + q]);
 			fold_step<YY>(a, acc, e1, e2, i1, sw, c0, [&](int q) { return c0 + cl * 4 + q; },
-						  [&](int p) { return rows_s[rg * 8 + p]; },
-						  [&](float v, int p) { return centred_lower(cb, v, x2s[rg * 8 + p]); }, inf);
+						  [&](int p) { return rows_s[rg * RPT + p]; },
+						  [&](float v, int p) { return centred_lower(cb, v, x2s[rg * RPT + p]); }, inf);
 		}
 #pragma unroll
-		for (int p = 0; p < 8; p++)
+		for (int p = 0; p < RPT; p++)
 		{
 			float		b = e1[p], s = e2[p];
 			int			bi = i1[p];
 			finish_best<YY>(b, s, bi);
-			const int	row = rows_s[rg * 8 + p];
+			const int	row = rows_s[rg * RPT + p];
 			if (cl == 0 && row >= 0)
 			{
 				double		low = dinf();	/* k = 1: no other centroid */
 				bool		proven = bi >= 0;
 				if (k > 1)
 				{
-					const float x2 = x2s[rg * 8 + p];
+					const float x2 = x2s[rg * RPT + p];
 					proven = proven && s <= FLT_MAX && (double) s > label_limit(cb.test, b, x2);
 					low = centred_lower(cb, YY ? sw[p] : s, x2);	/* Yinyang: the label's group */
 				}
@@ -440,23 +453,27 @@ launch_levels(Run &r, const HamArgs &h, const Bracket &br, const CentredBound *c
 {
 	int			per_sm = 0;
 	const bool	centred = cb != nullptr && h.d <= OC_DMAX;
-	if (centred)
-		CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, label_centred_kernel<YY>, OF_THREADS, 0));
-	else
-		CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, label_float_kernel<YY>, OF_THREADS, 0));
-	const int64_t grid = std::max<int64_t>(1, std::min<int64_t>((int64_t) std::max(1, per_sm) * r.limits.sms,
-																(h.list1 - h.list0 + OF_ROWS - 1) / OF_ROWS));
+	auto		grid = [&](int rows) {
+		return (int) std::max<int64_t>(1, std::min<int64_t>((int64_t) std::max(1, per_sm) * r.limits.sms,
+															(h.list1 - h.list0 + rows - 1) / rows));
+	};
 	if (centred)
 	{
-		label_centred_kernel<YY><<<(int) grid, OF_THREADS, 0, s>>>(h, *cb);
+		CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, label_centred_kernel<YY, 8>, OF_THREADS, 0));
+		label_centred_kernel<YY, 8><<<grid(OF_ROWS), OF_THREADS, 0, s>>>(h, *cb);
 		CKLAUNCH("label_centred_kernel");
+		CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, label_centred_kernel<YY, 4>, OF_THREADS, 0));
+		label_centred_kernel<YY, 4><<<grid(OF_ROWS / 2), OF_THREADS, 0, s>>>(h, *cb);
+		CKLAUNCH("label_centred_kernel");
+		r.launches += 2;
 	}
 	else
 	{
-		label_float_kernel<YY><<<(int) grid, OF_THREADS, 0, s>>>(h, br);
+		CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, label_float_kernel<YY>, OF_THREADS, 0));
+		label_float_kernel<YY><<<grid(OF_ROWS), OF_THREADS, 0, s>>>(h, br);
 		CKLAUNCH("label_float_kernel");
+		r.launches++;
 	}
-	r.launches++;
 	if (!last)
 		return;
 	HamArgs		t = h;
