@@ -146,12 +146,10 @@ private:
 void
 AutoAssign::next_pass(Pass p)
 {
-	if ((p == Pass::PLAIN) != (pass_ == Pass::PLAIN))
-	{
-		pass_ = p;
-		active()->set_centroids(centroids_.data(), k_);
-	}
+	const bool	other = (p == Pass::PLAIN) != (pass_ == Pass::PLAIN);
 	pass_ = p;
+	if (other)
+		active()->set_centroids(centroids_.data(), k_);
 	if (p != Pass::PLAIN)
 		bounded_->set_dense(p == Pass::DENSE);
 }

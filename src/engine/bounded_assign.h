@@ -43,7 +43,6 @@ public:
 	 * kernel, bounds recorded) or pruned (false). Between passes only.
 	 */
 	void		set_dense(bool on) { dense_ = on; }
-	bool		dense() const { return dense_; }
 	/*
 	 * *kept: rows of the last pass that the method's O(1) test would let keep
 	 * their label (counted in dense passes on every 8th row, in pruned
