@@ -102,9 +102,10 @@ class DenseAndPruned : public ::testing::TestWithParam<int32_t>
 /*
  * Integer data and half-integer centroids make exact fp64 ties everywhere;
  * every third centroid repeats the one before (duplicates tie everywhere).
- * The first centroids are replaced before any pass; then they move in small steps (bounds carried), jump (bounds
- * useless), change twice without a pass in between, and k shrinks and grows
- * back: after every change, every row's label is the reference's.
+ * The first centroids are replaced before any pass; then they move in small
+ * steps (bounds carried), jump (bounds useless), change twice without a pass
+ * in between, and k shrinks and grows back: after every change, every row's
+ * label is the reference's.
  */
 static void
 exact_under_changes(int32_t method, bool alternate)
