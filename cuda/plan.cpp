@@ -44,10 +44,6 @@ settings_from_config(const pgkm_cuda_config *cfg)
 		cfg->method != PGKM_CUDA_METHOD_YINYANG && cfg->method != PGKM_CUDA_METHOD_ELKAN &&
 		cfg->method != PGKM_CUDA_METHOD_SORT)
 		fail(PGKM_ERR_INVALID, "unknown GPU method %d", cfg->method);
-	s.hamerly = cfg->method == PGKM_CUDA_METHOD_HAMERLY || cfg->method == PGKM_CUDA_METHOD_YINYANG;
-	s.yinyang = cfg->method == PGKM_CUDA_METHOD_YINYANG;
-	s.elkan = cfg->method == PGKM_CUDA_METHOD_ELKAN;
-	s.sort = cfg->method == PGKM_CUDA_METHOD_SORT;
 	s.method = cfg->method;
 	return s;
 }
@@ -352,13 +348,16 @@ try_plan(int64_t n, int d, int k, const Settings &s, const DeviceLimits &dev, in
 	p.resident = true;
 	p.chunk_rows = std::min(batch, n);
 	const bool	kpp_copies = !(p.kpp_rows == n && p.product != PRODUCT_3XTF32);
+	const bool	yinyang = s.method == PGKM_CUDA_METHOD_YINYANG;	/* Hamerly's pass with group bounds */
 	for (bool bounds : {true, false})
 	{
 		/* Hamerly's lists and Yinyang's sort hold int32 row numbers */
-		p.hamerly = bounds && s.hamerly && d <= TILED_MAX_D && n <= INT32_MAX;
-		p.yinyang = p.hamerly && s.yinyang;
-		p.elkan = bounds && s.elkan && d <= TILED_MAX_D && n * k <= INT64_MAX / 8;
-		p.sort = bounds && s.sort && d <= TILED_MAX_D && (int64_t) k * k <= SORT_MAX_PAIRS;
+		p.hamerly = bounds && (s.method == PGKM_CUDA_METHOD_HAMERLY || yinyang) && d <= TILED_MAX_D &&
+			n <= INT32_MAX;
+		p.yinyang = p.hamerly && yinyang;
+		p.elkan = bounds && s.method == PGKM_CUDA_METHOD_ELKAN && d <= TILED_MAX_D && n * k <= INT64_MAX / 8;
+		p.sort = bounds && s.method == PGKM_CUDA_METHOD_SORT && d <= TILED_MAX_D &&
+			(int64_t) k * k <= SORT_MAX_PAIRS;
 		if (bounds && !p.hamerly && !p.elkan && !p.sort)
 			continue;
 		finish_plan(p, n, d, k, s, dev);

@@ -69,11 +69,8 @@ struct Settings
 	bool		global_sums = false;
 	int			gemm_blocks_per_sm = 4;
 	int64_t		gemm_tile_bytes = 16LL << 20;
-	bool		hamerly = false;	/* config.method: prune with Hamerly's bounds where the plan allows */
-	bool		yinyang = false;	/* config.method: with Yinyang's group bounds (hamerly is set too) */
-	bool		elkan = false;	/* config.method: prune with Elkan's k bounds per row */
-	bool		sort = false;	/* config.method: prune with Wu & Hong's ranked centroids */
-	int32_t		method = PGKM_CUDA_METHOD_LLOYD;	/* config.method, as asked (set_method's other choice) */
+	/* config.method: the bounded method the plan makes room for where it can (set_method's other choice) */
+	int32_t		method = PGKM_CUDA_METHOD_LLOYD;
 };
 
 /* Throws Failure {PGKM_ERR_INVALID} for a value out of range. */

@@ -128,14 +128,15 @@ TEST(Plan, SettingsFromConfig)
 	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.gemm_tile_mb = -1; }), PGKM_ERR_INVALID);
 	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.method = 5; }), PGKM_ERR_INVALID);
 	EXPECT_EQ(refused([](pgkm_cuda_config &c) { c.method = -1; }), PGKM_ERR_INVALID);
-	EXPECT_FALSE(def.hamerly);
-	EXPECT_FALSE(def.yinyang);
+	EXPECT_EQ(def.method, PGKM_CUDA_METHOD_LLOYD);
 	cfg.method = PGKM_CUDA_METHOD_HAMERLY;
-	EXPECT_TRUE(settings_from_config(&cfg).hamerly);
-	EXPECT_FALSE(settings_from_config(&cfg).yinyang);
+	const Plan	ham = make_plan(100000, 32, 256, settings_from_config(&cfg), h100(), 40LL << 30);
+	EXPECT_TRUE(ham.hamerly);
+	EXPECT_FALSE(ham.yinyang);
 	cfg.method = PGKM_CUDA_METHOD_YINYANG;
-	EXPECT_TRUE(settings_from_config(&cfg).hamerly) << "Yinyang runs Hamerly's pass with its group bounds";
-	EXPECT_TRUE(settings_from_config(&cfg).yinyang);
+	const Plan	yy = make_plan(100000, 32, 256, settings_from_config(&cfg), h100(), 40LL << 30);
+	EXPECT_TRUE(yy.hamerly) << "Yinyang runs Hamerly's pass with its group bounds";
+	EXPECT_TRUE(yy.yinyang);
 }
 
 /*
@@ -146,7 +147,7 @@ TEST(Plan, SettingsFromConfig)
 TEST(Plan, HamerlyBoundsAreCounted)
 {
 	Settings	ham;
-	ham.hamerly = true;
+	ham.method = PGKM_CUDA_METHOD_HAMERLY;
 	const int64_t n = 1000000;
 	const int	d = 32, k = 1024;
 	EXPECT_EQ(hamerly_bytes(n, d, k), n * 16 + (int64_t) k * d * 12 + (int64_t) k * 16 + 16);
@@ -178,7 +179,7 @@ TEST(Plan, HamerlyBoundsAreCounted)
 TEST(Plan, YinyangBoundsAreCounted)
 {
 	Settings	yy;
-	yy.hamerly = yy.yinyang = true;
+	yy.method = PGKM_CUDA_METHOD_YINYANG;
 	const int64_t n = 1000000;
 	const int	d = 32, k = 1024;
 	EXPECT_EQ(yinyang_groups(1), 1);
@@ -234,10 +235,7 @@ TEST(Plan, ElkanAndSortStateIsCounted)
 		pgkm_cuda_config cfg {};
 		cfg.method = m;
 		const Settings s = settings_from_config(&cfg);
-		EXPECT_EQ(s.elkan, m == PGKM_CUDA_METHOD_ELKAN);
-		EXPECT_EQ(s.sort, m == PGKM_CUDA_METHOD_SORT);
-		EXPECT_FALSE(s.hamerly);
-		EXPECT_FALSE(s.yinyang);
+		EXPECT_EQ(s.method, m);
 		const auto	on = [m](const Plan &p) { return m == PGKM_CUDA_METHOD_ELKAN ? p.elkan : p.sort; };
 		const int64_t state = m == PGKM_CUDA_METHOD_ELKAN ? elkan_bytes(n, d, k) : sort_bytes(k);
 		const Plan	p = make_plan(n, d, k, s, h100(), big);
