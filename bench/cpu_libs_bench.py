@@ -307,12 +307,21 @@ def stat(vals):
     return vals[0], vals[len(vals) // 2] if len(vals) % 2 else 0.5 * (vals[len(vals) // 2 - 1] + vals[len(vals) // 2])
 
 
+def one_thread_blas_here():
+    """This process's own NumPy (data, fp64 inertias between timed runs) on one thread: OpenBLAS's idle
+    threads spin for a while after each call and would take cores from the next timed run, started at
+    once. Timed children set their thread counts explicitly (run_worker); ours use no BLAS."""
+    for v in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'):
+        os.environ[v] = '1'
+
+
 def main():
     a = parse_args()
     if a.worker:
         return worker(a)
     if a.fetch_wheels:
         return fetch_wheels(a)
+    one_thread_blas_here()
     ensure_venv(a)
     threads = [int(t) for t in a.threads.split(',')]
     methods = a.methods.split(',')

@@ -12,7 +12,9 @@
  * set), random, or given (C.f64 holds k x d fp64 centroids; pass "-" otherwise). Lloyd runs max_iter
  * iterations (tol 0 unless PGKM_BENCH_TOL is set, method lloyd, so every pass costs the same). Writes the
  * initial and the final centroids when named. Prints one JSON object: the
- * init time, each iteration's time (seconds), iterations, inertia, k.
+ * init time, each iteration's time (seconds), greedy k-means++'s time per
+ * step phase (ms, internal_hooks.h's order) and its grouped and undecided
+ * steps, iterations, inertia, k.
  */
 #include "internal_hooks.h"
 #include "bench_run.h"
@@ -105,6 +107,15 @@ main(int argc, char **argv)
 	if (!h)
 		return 1;
 	bench_print_steps(stamps);
+	int64_t		phase_ns[PGKM_KPP_PHASES];
+	pgkm_internal_kpp_phase_ns(phase_ns);
+	printf(", \"kpp_phase_ms\": [");
+	for (int p = 0; p < PGKM_KPP_PHASES; p++)
+		printf("%s%.3f", p ? ", " : "", phase_ns[p] * 1e-6);
+	int64_t		grouped_steps, undecided_steps;
+	pgkm_internal_kpp_steps(&grouped_steps, &undecided_steps);
+	printf("], \"kpp_grouped_steps\": %lld, \"kpp_undecided_steps\": %lld", (long long) grouped_steps,
+		   (long long) undecided_steps);
 	printf(", \"iterations\": %d, \"inertia\": %.17g, \"k\": %d}\n", r.iterations, r.inertia, r.k);
 	const size_t kd = (size_t) r.k * d;
 	if ((argc > 10 && !write_doubles(argv[10], r.initial_centroids, kd)) ||

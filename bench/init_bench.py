@@ -25,7 +25,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from cpu_libs_bench import inertia_fp64, load, make_data  # noqa: E402
+from cpu_libs_bench import inertia_fp64, load, make_data, one_thread_blas_here  # noqa: E402
 
 SHAPES = [(1000000, 2, 8), (1000000, 16, 64), (200000, 128, 256), (100000, 768, 100), (245760, 32, 32),
           (245760, 32, 1024)]
@@ -82,7 +82,8 @@ def sklearn_worker(a):
 def sklearn_pp(a, xf, n, d, k, seed):
     out = os.path.join(a.data_dir, 'init_bench_sk_%d.f64' % os.getpid())
     spec = dict(x=xf, n=n, d=d, k=k, seed=seed, out=out)
-    env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads))
+    env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads),
+               MKL_NUM_THREADS=str(a.threads))
     r = subprocess.run([sys.executable, os.path.abspath(__file__), '--threads', str(a.threads),
                         '--worker', json.dumps(spec)], capture_output=True, text=True, env=env)
     if r.returncode != 0:
@@ -94,6 +95,7 @@ def main():
     a = parse_args()
     if a.worker:
         return sklearn_worker(a)
+    one_thread_blas_here()
     import numpy as np
     shapes = [tuple(int(v) for v in s.split(',')) for s in a.shape] or SHAPES
     seeds = [int(s) for s in a.seeds.split(',')]

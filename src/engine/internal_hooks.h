@@ -24,6 +24,15 @@ int64_t		pgkm_internal_set_kpp_near_room(int64_t pairs);
 void		pgkm_internal_kpp_steps(int64_t *grouped, int64_t *undecided);
 
 /*
+ * Nanoseconds that greedy k-means++'s steps spent per phase since the last
+ * call (for benchmarks): draw, candidate-center distances, plan, grouped
+ * evaluation, row-order pass, winner taken and regrouped, chunk sums, row
+ * update. Fills PGKM_KPP_PHASES values.
+ */
+#define PGKM_KPP_PHASES 8
+void		pgkm_internal_kpp_phase_ns(int64_t *ns);
+
+/*
  * k-means++'s sample on the CPU: max(min_rows, per_center k) rows, at most n;
  * per_center 0: every row (full-data greedy k-means++); -1 and -1: the
  * defaults (init.h). Returns the previous per_center.

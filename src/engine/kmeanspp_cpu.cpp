@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -116,6 +117,47 @@ pgkm_internal_kpp_steps(int64_t *grouped, int64_t *undecided)
 	*grouped = kpp_grouped_steps.exchange(0);
 	*undecided = kpp_undecided_steps.exchange(0);
 }
+
+/* Time per step phase (internal_hooks.h): a clock read between phases, far below a step's cost. */
+static std::atomic<int64_t> kpp_phase_ns[PGKM_KPP_PHASES];
+
+extern "C" void
+pgkm_internal_kpp_phase_ns(int64_t *ns)
+{
+	for (int p = 0; p < PGKM_KPP_PHASES; p++)
+		ns[p] = kpp_phase_ns[p].exchange(0);
+}
+
+namespace
+{
+
+enum KppPhase
+{
+	KPP_DRAW, KPP_CENTER_DISTANCES, KPP_PLAN, KPP_GROUPED, KPP_ROW_PASS, KPP_TAKE, KPP_SUMS, KPP_UPDATE
+};
+
+class PhaseClock
+{
+public:
+	PhaseClock() : t_(std::chrono::steady_clock::now()) {}
+	/* the time since the last mark goes to phase p */
+	void		mark(KppPhase p)
+	{
+		const auto	now = std::chrono::steady_clock::now();
+		local_[p] += std::chrono::duration_cast<std::chrono::nanoseconds>(now - t_).count();
+		t_ = now;
+	}
+	~PhaseClock()
+	{
+		for (int p = 0; p < PGKM_KPP_PHASES; p++)
+			kpp_phase_ns[p].fetch_add(local_[p], std::memory_order_relaxed);
+	}
+private:
+	std::chrono::steady_clock::time_point t_;
+	int64_t		local_[PGKM_KPP_PHASES] = {};
+};
+
+}							/* namespace */
 
 /*
  * Greedy k-means++ as scikit-learn does it: first center uniform, then per
@@ -284,9 +326,11 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 		groups->start(closest.data(), owner.data());
 	}
 	SerialOrPool steps(pool);
+	PhaseClock	clock;
 	while (found < k && pot > 0)
 	{
 		SerialOrPool::Step step(steps);
+		clock.mark(KPP_SUMS);
 		for (int t = 0; t < trials; t++)
 		{
 			ids[t] = sample(rng.uniform() * pot);
@@ -296,17 +340,20 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 				if (memcmp(&cand[(size_t) u * d], &cand[(size_t) t * d], sizeof(float) * d) == 0)
 					rep[t] = u;
 		}
+		clock.mark(KPP_DRAW);
 		/* candidate-center distances (SIMD, only ever compared with a margin) and their minimum */
-		const int64_t cblk = 256;
+		const int64_t cblk = 64;	/* 16 blocks at k = 1024: work for 16 cores */
 		pool->parallel_for((found + cblk - 1) / cblk, [&](int64_t b, int) {
 			const int64_t c0 = b * cblk, c1 = std::min<int64_t>(found, c0 + cblk);
 			kpp_dists(cf.data(), d, center_ids.data() + c0, c1 - c0, ct.data(), tp, cc.data());
 			for (int64_t c = c0; c < c1; c++)
 				mincc[c] = *std::min_element(&cc[(size_t) c * tp], &cc[(size_t) c * tp] + trials);
 		});
+		clock.mark(KPP_CENTER_DISTANCES);
 		int			best = KPP_UNDECIDED;
 		/* grouped while the groups that candidates may reach hold at most half the rows */
 		const bool	sparse = grouped && groups->plan(rep.data(), trials, cc.data(), tp, thr, n / 2);
+		clock.mark(KPP_PLAN);
 		if (sparse)
 		{
 			best = groups->evaluate(cand.data(), rep.data(), trials, cc.data(), tp, thr,
@@ -314,6 +361,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			kpp_grouped_steps.fetch_add(1, std::memory_order_relaxed);
 			if (best == KPP_UNDECIDED)
 				kpp_undecided_steps.fetch_add(1, std::memory_order_relaxed);
+			clock.mark(KPP_GROUPED);
 		}
 		/* otherwise: potential with each candidate added, per chunk in row order */
 		if (best == KPP_UNDECIDED)
@@ -341,6 +389,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			});
 		if (best == KPP_UNDECIDED)
 			best = best_trial(tpart.data(), nchunks, trials);
+		clock.mark(KPP_ROW_PASS);
 		set_center(found, ids[best]);
 		const float *cb = cand.data() + (size_t) best * d;
 		if (sparse)
@@ -348,6 +397,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 			/* the winner's rows, then the row-order sums of the chunks they are in */
 			groups->take_near(best, cb, found, cc.data(), tp, thr, closest.data(), owner.data());
 			groups->regroup(found, closest.data(), owner.data(), KPP_CHUNK, &dirty);
+			clock.mark(KPP_TAKE);
 			pool->parallel_for((int64_t) dirty.size(), [&](int64_t q, int) {
 				int64_t		r0 = dirty[q] * KPP_CHUNK, r1 = std::min(n, r0 + KPP_CHUNK);
 				double		s = 0;
@@ -387,6 +437,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 		});
 		if (grouped)
 			groups->end_rows(found);
+		clock.mark(KPP_UPDATE);
 		pot = total();
 		found++;
 	}

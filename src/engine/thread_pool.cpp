@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <csignal>
 #include <pthread.h>
+#include <sched.h>
 
 namespace pgkm
 {
@@ -19,12 +20,39 @@ namespace pgkm
 /* How often the calling thread asks the interrupt callback (cheap, but not free). */
 static constexpr auto POLL_INTERVAL = std::chrono::milliseconds(2);
 
+constexpr std::chrono::microseconds ThreadPool::SPIN_TIME;
+
+/* Helpers per call: the ticket's low bits. */
+static constexpr uint64_t TICKET_HELPERS = 0xffff;
+
+static inline void
+cpu_relax()
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* Cores this process may run on (its affinity mask; the machine's count if unknown). */
+static int
+usable_cores()
+{
+	cpu_set_t	set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		return CPU_COUNT(&set);
+	unsigned	hc = std::thread::hardware_concurrency();
+	return hc == 0 ? 1 : (int) hc;
+}
+
 ThreadPool::ThreadPool(int nthreads, pgkm_interrupt_fn interrupt, void *ctx)
-	: nthreads_(nthreads < 1 ? 1 : nthreads), interrupt_(interrupt), ctx_(ctx),
-	  last_poll_(std::chrono::steady_clock::now())
+	: nthreads_(std::min(nthreads < 1 ? 1 : nthreads, (int) TICKET_HELPERS)), interrupt_(interrupt),
+	  ctx_(ctx), last_poll_(std::chrono::steady_clock::now())
 {
 	if (nthreads_ == 1)
 		return;
+	spin_ = nthreads_ <= usable_cores();
 	/* New threads inherit the creator's mask: block everything while spawning. */
 	sigset_t	all, old;
 	sigfillset(&all);
@@ -39,7 +67,7 @@ ThreadPool::ThreadPool(int nthreads, pgkm_interrupt_fn interrupt, void *ctx)
 		pthread_sigmask(SIG_SETMASK, &old, nullptr);
 		{
 			std::lock_guard<std::mutex> lk(mu_);
-			shutdown_ = true;
+			shutdown_.store(true);
 		}
 		work_cv_.notify_all();
 		for (auto &t : threads_)
@@ -53,7 +81,7 @@ ThreadPool::~ThreadPool()
 {
 	{
 		std::lock_guard<std::mutex> lk(mu_);
-		shutdown_ = true;
+		shutdown_.store(true);
 	}
 	work_cv_.notify_all();
 	for (auto &t : threads_)
@@ -130,25 +158,82 @@ ThreadPool::run_chunks(int worker)
 	}
 }
 
+/* The next ticket after seen (spinning, then asleep); 0 on shutdown. */
+uint64_t
+ThreadPool::await_ticket(uint64_t seen)
+{
+	if (spin_)
+	{
+		const auto	until = std::chrono::steady_clock::now() + SPIN_TIME;
+		for (uint32_t i = 1;; i++)
+		{
+			const uint64_t t = ticket_.load(std::memory_order_acquire);
+			if (t != seen)
+				return t;
+			if (shutdown_.load(std::memory_order_relaxed))
+				return 0;
+			if (i % 64 == 0 && std::chrono::steady_clock::now() >= until)
+				break;
+			cpu_relax();
+		}
+	}
+	std::unique_lock<std::mutex> lk(mu_);
+	work_cv_.wait(lk, [&] { return shutdown_.load() || ticket_.load() != seen; });
+	return shutdown_.load() ? 0 : ticket_.load(std::memory_order_acquire);
+}
+
+/*
+ * A worker takes part in the calls whose ticket names it. The caller starts
+ * no call before every helper of the last one is done, so a helper never
+ * misses its call; a worker that sleeps through calls it has no part in
+ * reads the latest ticket alone.
+ */
 void
 ThreadPool::worker_main(int worker)
 {
 	uint64_t	seen = 0;
-	for (;;)
+	while ((seen = await_ticket(seen)) != 0)
 	{
-		{
-			std::unique_lock<std::mutex> lk(mu_);
-			work_cv_.wait(lk, [&] { return shutdown_ || generation_ != seen; });
-			if (shutdown_)
-				return;
-			seen = generation_;
-		}
+		if (worker > (int) (seen & TICKET_HELPERS))
+			continue;
 		run_chunks(worker);
+		if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1)
 		{
+			/* under the lock, so that a caller about to sleep sees busy_ == 0 or gets the notice */
 			std::lock_guard<std::mutex> lk(mu_);
-			busy_--;
+			done_cv_.notify_all();
 		}
-		done_cv_.notify_all();
+	}
+}
+
+/* The caller, its own chunks done: spin, then sleep until the helpers are, answering interrupts. */
+void
+ThreadPool::await_helpers()
+{
+	if (spin_)
+	{
+		const auto	until = std::chrono::steady_clock::now() + SPIN_TIME;
+		for (uint32_t i = 1; busy_.load(std::memory_order_acquire) > 0; i++)
+		{
+			if (i % 64 == 0)
+			{
+				poll_interrupt(false);
+				if (std::chrono::steady_clock::now() >= until)
+					break;
+			}
+			cpu_relax();
+		}
+	}
+	std::unique_lock<std::mutex> lk(mu_);
+	while (busy_.load(std::memory_order_acquire) > 0)
+	{
+		done_cv_.wait_for(lk, POLL_INTERVAL);
+		if (busy_.load(std::memory_order_acquire) > 0)
+		{
+			lk.unlock();
+			poll_interrupt(false);
+			lk.lock();
+		}
 	}
 }
 
@@ -164,32 +249,20 @@ ThreadPool::parallel_for(int64_t nchunks, const std::function<void(int64_t, int)
 	next_.store(0);
 	stop_.store(false);
 	error_ = nullptr;
-	int			helpers = inline_ ? 0 : (int) std::min<int64_t>(nthreads_ - 1, nchunks - 1);
+	const int	helpers = inline_ ? 0 : (int) std::min<int64_t>(nthreads_ - 1, nchunks - 1);
 	if (helpers > 0)
 	{
+		busy_.store(helpers, std::memory_order_relaxed);
 		{
 			std::lock_guard<std::mutex> lk(mu_);
-			busy_ = (int) threads_.size();
-			generation_++;
+			const uint64_t seq = (ticket_.load(std::memory_order_relaxed) >> 16) + 1;
+			ticket_.store(seq << 16 | (uint64_t) helpers, std::memory_order_release);
 		}
 		work_cv_.notify_all();
 	}
 	run_chunks(0);
 	if (helpers > 0)
-	{
-		/* Wait for the helpers, still answering interrupts meanwhile. */
-		std::unique_lock<std::mutex> lk(mu_);
-		while (busy_ > 0)
-		{
-			done_cv_.wait_for(lk, POLL_INTERVAL);
-			if (busy_ > 0)
-			{
-				lk.unlock();
-				poll_interrupt(false);
-				lk.lock();
-			}
-		}
-	}
+		await_helpers();
 	body_ = nullptr;
 	if (error_)
 		std::rethrow_exception(error_);

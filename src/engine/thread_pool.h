@@ -7,6 +7,13 @@
  * atomic stop flag. Results never depend on which thread ran a chunk, so
  * callers get thread-count-independent output as long as they reduce
  * per-chunk results in chunk order.
+ *
+ * Between calls a worker spins for SPIN_TIME before it sleeps: greedy
+ * k-means++ and the bounded passes issue thousands of short parallel_for
+ * calls, and waking sleeping threads (a futex per thread, one mutex) cost
+ * more than such a call's work on 16 cores. The spin is bounded, so an idle
+ * pool sleeps; it is off when the pool has more threads than the machine
+ * has cores (spinners would take the cores the working threads need).
  */
 #ifndef PGKM_THREAD_POOL_H
 #define PGKM_THREAD_POOL_H
@@ -55,22 +62,35 @@ public:
 	 */
 	void		set_inline(bool on) { inline_ = on; }
 
+	/* How long an idle worker (and the caller awaiting helpers) spins before sleeping. */
+	static constexpr std::chrono::microseconds SPIN_TIME {200};
+
+	/* Whether workers spin (false when the pool has more threads than cores). */
+	bool		spins() const { return spin_; }
+
 private:
 	void		worker_main(int worker);
 	void		run_chunks(int worker);
 	bool		poll_interrupt(bool force);
+	uint64_t	await_ticket(uint64_t seen);
+	void		await_helpers();
 
 	int			nthreads_;
 	bool		inline_ = false;
+	bool		spin_ = false;
 	pgkm_interrupt_fn interrupt_;
 	void	   *ctx_;
 	std::vector<std::thread> threads_;
-	std::mutex	mu_;
+	std::mutex	mu_;			/* sleeping: ticket_ and shutdown_ change under it */
 	std::condition_variable work_cv_;
 	std::condition_variable done_cv_;
-	uint64_t	generation_ = 0;
-	bool		shutdown_ = false;
-	int			busy_ = 0;
+	/*
+	 * A call's ticket: its sequence number << 16 | its helpers (workers
+	 * 1..helpers take part), in one word so that a worker reads both at once.
+	 */
+	std::atomic<uint64_t> ticket_ {0};
+	std::atomic<bool> shutdown_ {false};
+	std::atomic<int> busy_ {0};	/* helpers of the current call not yet done */
 	const std::function<void(int64_t, int)> *body_ = nullptr;
 	int64_t		nchunks_ = 0;
 	std::atomic<int64_t> next_ {0};

@@ -1,0 +1,81 @@
+#!/bin/bash
+# cpu_ab_device.sh: two trees of the CPU engine side by side on the GPU host's
+# 16 cores (CPU only): greedy k-means++ and Lloyd iterations
+# (bench/init_bench.py) and the bounded methods to convergence
+# (triangle_bench), the two builds alternated in each round.
+#
+#   here:     bash bench/cpu_ab_device.sh pack REV   # .tmp/ab/before.tar.gz: git archive of REV
+#   GPU host: [THREADS="16 4"] [ROUNDS=2] [PYTHON=python3] bash bench/cpu_ab_device.sh run
+#             (carry .gpuhost and .tmp/ab; the working tree is "after")
+#   GPU host: [THREADS="16 1"] bash bench/cpu_ab_device.sh phases
+#             (this tree only: greedy k-means++'s time per step phase, init_bench's kpp_phase_ms)
+#
+# Lines are init_bench.py's and triangle_bench's, each prefixed with the build
+# and the thread count. OpenBLAS comes from .gpuhost/deps.tar.xz
+# (scripts/gpu-host-bundle.sh) when the host has none.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+case "${1:-}" in
+  pack)
+    mkdir -p .tmp/ab
+    git archive --format=tar.gz -o .tmp/ab/before.tar.gz "${2:?REV}"
+    git rev-parse "$2" > .tmp/ab/before.rev
+    echo "packed $(cat .tmp/ab/before.rev) into .tmp/ab/before.tar.gz"
+    exit 0 ;;
+  run|phases) ;;
+  *) echo "usage: $0 pack REV | run | phases" >&2; exit 2 ;;
+esac
+
+# shellcheck source=tests/gpu/host_env.sh
+source tests/gpu/host_env.sh
+build() {
+  cmake -S "$1" -B "$1/build-cpuab" -DPGKM_CUDA=OFF -DPGKM_BUILD_TESTS=OFF -DPGKM_BUILD_BENCH=ON \
+    -DCMAKE_BUILD_TYPE=Release "${GPU_CMAKE_DEPS[@]}" > /dev/null
+  cmake --build "$1/build-cpuab" -j"$(nproc)" --target init_bench triangle_bench > /dev/null
+}
+echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+if [ "$1" = phases ]; then
+  build "$ROOT"
+  # init_bench.py writes the data files; then init_bench alone, its JSON cut to the init's numbers
+  "${PYTHON:-python3}" bench/init_bench.py --threads 1 --seeds 0 --iters 1 --no-sklearn --inits random \
+    --build-dir "$ROOT/build-cpuab" > /dev/null
+  data=/tmp/pgkm-cpu-libs-bench
+  echo "threads shape init_s kpp_phase_ms(draw, center distances, plan, grouped, row pass, take, sums, update) grouped_steps undecided_steps"
+  for t in ${THREADS:-16 1}; do
+    for sh in "1000000 2 8" "1000000 16 64" "200000 128 256" "100000 768 100" "245760 32 32" "245760 32 1024"; do
+      set -- $sh
+      for init in random pp pp; do
+        "$ROOT/build-cpuab/bench/init_bench" "$data/n$1_d$2.f32" "$1" "$2" "$3" "$t" 1 $init 0 |
+          "${PYTHON:-python3}" -c "import json, sys; o = json.load(sys.stdin); print($t, '$1x$2,k=$3', '$init', o['init_s'], o['kpp_phase_ms'], o['kpp_grouped_steps'], o['kpp_undecided_steps'])"
+      done
+    done
+  done
+  exit 0
+fi
+BEFORE_SRC=/tmp/ab-before
+rm -rf "$BEFORE_SRC" && mkdir -p "$BEFORE_SRC" && tar -C "$BEFORE_SRC" -xzf .tmp/ab/before.tar.gz
+build "$BEFORE_SRC" & build "$ROOT"; wait
+echo "# before = $(cat .tmp/ab/before.rev 2>/dev/null || echo '?'), after = this working tree"
+echo "| build | threads | n x d, k | init | seed | init s | Lloyd ms/it | init in its | potential | inertia after 10 its | centres |"
+for t in ${THREADS:-16 4}; do
+  for r in $(seq "${ROUNDS:-2}"); do
+    echo "# threads $t round $r, load $(cut -d' ' -f1-3 /proc/loadavg)"
+    for b in before after; do
+      dir=$ROOT; [ $b = before ] && dir=$BEFORE_SRC
+      "${PYTHON:-python3}" bench/init_bench.py --threads "$t" --seeds 0 --iters 10 --no-sklearn --inits random,pp \
+        --build-dir "$dir/build-cpuab" | grep '^| [0-9]' | sed "s#^#| $b | $t #"
+    done
+  done
+done
+# the bounded methods: Wu & Hong's data, to convergence, at the most threads given
+t=$(echo "${THREADS:-16 4}" | awk '{print $1}')
+for shape in "1024 0.05" "256 0.05" "32 0.3"; do
+  for r in $(seq "${ROUNDS:-2}"); do
+    for b in before after; do
+      dir=$ROOT; [ $b = before ] && dir=$BEFORE_SRC
+      # shellcheck disable=SC2086
+      "$dir/build-cpuab/bench/triangle_bench" 245760 32 $shape "$t" lloyd,auto 1 | sed "s#^#$b $t #"
+    done
+  done
+done
