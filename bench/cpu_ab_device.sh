@@ -7,8 +7,10 @@
 #   here:     bash bench/cpu_ab_device.sh pack REV   # .tmp/ab/before.tar.gz: git archive of REV
 #   GPU host: [THREADS="16 4"] [ROUNDS=2] [PYTHON=python3] bash bench/cpu_ab_device.sh run
 #             (carry .gpuhost and .tmp/ab; the working tree is "after")
-#   GPU host: [THREADS="16 1"] bash bench/cpu_ab_device.sh phases
+#   GPU host: [THREADS="16 1"] [SHAPES="n,d,k ..."] bash bench/cpu_ab_device.sh phases
 #             (this tree only: greedy k-means++'s time per step phase, init_bench's kpp_phase_ms)
+#   GPU host: bash bench/cpu_ab_device.sh pool
+#             (bench/pool_bench.cpp against both trees' thread_pool.cpp: one parallel_for's cost)
 #
 # Lines are init_bench.py's and triangle_bench's, each prefixed with the build
 # and the thread count. OpenBLAS comes from .gpuhost/deps.tar.xz
@@ -23,8 +25,8 @@ case "${1:-}" in
     git rev-parse "$2" > .tmp/ab/before.rev
     echo "packed $(cat .tmp/ab/before.rev) into .tmp/ab/before.tar.gz"
     exit 0 ;;
-  run|phases) ;;
-  *) echo "usage: $0 pack REV | run | phases" >&2; exit 2 ;;
+  run|phases|pool) ;;
+  *) echo "usage: $0 pack REV | run | phases | pool" >&2; exit 2 ;;
 esac
 
 # shellcheck source=tests/gpu/host_env.sh
@@ -43,7 +45,8 @@ if [ "$1" = phases ]; then
   data=/tmp/pgkm-cpu-libs-bench
   echo "threads shape init_s kpp_phase_ms(draw, center distances, plan, grouped, row pass, take, sums, update) grouped_steps undecided_steps"
   for t in ${THREADS:-16 1}; do
-    for sh in "1000000 2 8" "1000000 16 64" "200000 128 256" "100000 768 100" "245760 32 32" "245760 32 1024"; do
+    for sh in ${SHAPES:-"1000000,2,8 1000000,16,64 200000,128,256 100000,768,100 245760,32,32 245760,32,1024"}; do
+      sh=${sh//,/ }
       set -- $sh
       for init in random pp pp; do
         "$ROOT/build-cpuab/bench/init_bench" "$data/n$1_d$2.f32" "$1" "$2" "$3" "$t" 1 $init 0 |
@@ -55,6 +58,20 @@ if [ "$1" = phases ]; then
 fi
 BEFORE_SRC=/tmp/ab-before
 rm -rf "$BEFORE_SRC" && mkdir -p "$BEFORE_SRC" && tar -C "$BEFORE_SRC" -xzf .tmp/ab/before.tar.gz
+if [ "$1" = pool ]; then
+  for b in before after; do
+    src=$ROOT; [ $b = before ] && src=$BEFORE_SRC
+    g++ -O2 -std=c++17 -I"$src/src/engine" bench/pool_bench.cpp "$src/src/engine/thread_pool.cpp" \
+      -o "/tmp/pool_bench_$b" -lpthread
+  done
+  for r in 1 2; do
+    for b in before after; do
+      echo "# $b, round $r"
+      "/tmp/pool_bench_$b" 20000 5 2 4 8 16
+    done
+  done
+  exit 0
+fi
 build "$BEFORE_SRC" & build "$ROOT"; wait
 echo "# before = $(cat .tmp/ab/before.rev 2>/dev/null || echo '?'), after = this working tree"
 echo "| build | threads | n x d, k | init | seed | init s | Lloyd ms/it | init in its | potential | inertia after 10 its | centres |"

@@ -6,6 +6,7 @@
 #include "init.h"
 #include "internal_hooks.h"
 #include "kmeanspp_groups.h"
+#include "per_worker.h"
 #include "rng.h"
 #include "serial_or_pool.h"
 #include "simd.h"
@@ -223,8 +224,8 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 	 */
 	const bool	keep_trials = tp <= d;
 	std::vector<float> tdist(keep_trials ? (size_t) n * tp : 0);
-	std::vector<std::vector<int32_t>> wlist(nw);
-	std::vector<std::vector<float>> wdist(nw);
+	PerWorker<std::vector<int32_t>> wlist(nw);
+	PerWorker<std::vector<float>> wdist(nw);
 
 	auto		load_candidate = [&](int t, int64_t row) {
 		for (int32_t j = 0; j < d; j++)
@@ -341,18 +342,23 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 					rep[t] = u;
 		}
 		clock.mark(KPP_DRAW);
-		/* candidate-center distances (SIMD, only ever compared with a margin) and their minimum */
+		/*
+		 * candidate-center distances (SIMD, only ever compared with a margin),
+		 * their minimum, and the candidates that may reach each center's group
+		 */
 		const int64_t cblk = 64;	/* 16 blocks at k = 1024: work for 16 cores */
 		pool->parallel_for((found + cblk - 1) / cblk, [&](int64_t b, int) {
 			const int64_t c0 = b * cblk, c1 = std::min<int64_t>(found, c0 + cblk);
 			kpp_dists(cf.data(), d, center_ids.data() + c0, c1 - c0, ct.data(), tp, cc.data());
 			for (int64_t c = c0; c < c1; c++)
 				mincc[c] = *std::min_element(&cc[(size_t) c * tp], &cc[(size_t) c * tp] + trials);
+			if (grouped)
+				groups->reach((int32_t) c0, (int32_t) c1, rep.data(), trials, cc.data(), tp, thr);
 		});
 		clock.mark(KPP_CENTER_DISTANCES);
 		int			best = KPP_UNDECIDED;
 		/* grouped while the groups that candidates may reach hold at most half the rows */
-		const bool	sparse = grouped && groups->plan(rep.data(), trials, cc.data(), tp, thr, n / 2);
+		const bool	sparse = grouped && groups->plan(n / 2);
 		clock.mark(KPP_PLAN);
 		if (sparse)
 		{

@@ -44,6 +44,12 @@ namespace pgkm
 /* Member-list positions per work item. */
 static constexpr int64_t KPP_GROUP_BLOCK = 2048;
 
+/* Rows per parallel chunk of items at least (groups are small at large k: a chunk takes several). */
+static constexpr int64_t KPP_CHUNK_MIN_ROWS = 256;
+
+/* Below this many rows or pairs, a step's bookkeeping loop runs on the calling thread alone. */
+static constexpr int64_t KPP_SERIAL_WORK = 8192;
+
 /* Near pairs a worker keeps per step (8 bytes each): above that, take_near searches again. */
 static constexpr int64_t KPP_NEAR_ROOM = (int64_t) 1 << 15;
 static std::atomic<int64_t> kpp_near_room {KPP_NEAR_ROOM};
@@ -222,9 +228,8 @@ exact_rows(const float *x, int32_t d, const int32_t *rows, int64_t cnt, const fl
 KppGroups::KppGroups(const float *x, int64_t n, int32_t d, int32_t k, const double *weights,
 					 ThreadPool *pool)
 	: x_(x), n_(n), d_(d), weights_(weights), pool_(pool), nw_(pool->size()), members_(k),
-	  size_(k, 0), gmax_(k, 0.0f), stride_(k), wmax_((size_t) nw_ * k), wsize_((size_t) nw_ * k),
-	  gain_(nw_), err_(nw_), near_(nw_), room_((size_t) kpp_near_room.load(std::memory_order_relaxed)),
-	  moved_(nw_), moved_from_(nw_)
+	  size_(k, 0), gmax_(k, 0.0f), stride_(k), wmax_((size_t) nw_ * k), wsize_((size_t) nw_ * k), masks_(k, 0),
+	  share_(nw_), room_((size_t) kpp_near_room.load(std::memory_order_relaxed))
 {
 }
 
@@ -245,22 +250,27 @@ KppGroups::start(const float *closest, const int32_t *owner)
 	ngroups_ = 1;
 }
 
-bool
-KppGroups::plan(const int *rep, int trials, const float *cc, int32_t tp, double thr,
-				int64_t max_rows)
+void
+KppGroups::reach(int32_t g0, int32_t g1, const int *rep, int trials, const float *cc, int32_t tp,
+				 double thr)
 {
-	std::vector<uint32_t> masks(ngroups_);
-	int64_t		rows = 0;
-	for (int32_t g = 0; g < ngroups_; g++)
+	for (int32_t g = g0; g < g1; g++)
 	{
 		const double lim = kpp_skip_limit(thr, gmax_[g]);	/* >= each member's limit */
 		uint32_t	mask = 0;
 		for (int t = 0; t < trials && size_[g] > 0; t++)
 			if (rep[t] == t && !((double) cc[(size_t) g * tp + t] >= lim))
 				mask |= 1u << t;
-		masks[g] = mask;
-		rows += mask ? size_[g] : 0;
+		masks_[g] = mask;
 	}
+}
+
+bool
+KppGroups::plan(int64_t max_rows)
+{
+	int64_t		rows = 0;
+	for (int32_t g = 0; g < ngroups_; g++)
+		rows += masks_[g] ? size_[g] : 0;
 	if (rows > max_rows)
 		return false;
 	if (!lists_)
@@ -275,12 +285,37 @@ KppGroups::plan(const int *rep, int trials, const float *cc, int32_t tp, double 
 			members_[owner_[i]].push_back((int32_t) i);
 		lists_ = true;
 	}
+	/* items of at most KPP_GROUP_BLOCK rows; chunks of items of about rows / (4 workers) rows */
+	const int64_t grain = std::max<int64_t>(KPP_CHUNK_MIN_ROWS, rows / (4 * nw_));
 	items_.clear();
+	chunk_items_.assign(1, 0);
+	int64_t		in_chunk = 0;
 	for (int32_t g = 0; g < ngroups_; g++)
-		if (masks[g])
+		if (masks_[g])
 			for (int64_t b = 0; b < size_[g]; b += KPP_GROUP_BLOCK)
-				items_.push_back({g, b, std::min(size_[g], b + KPP_GROUP_BLOCK), masks[g]});
+			{
+				const int64_t e = std::min(size_[g], b + KPP_GROUP_BLOCK);
+				items_.push_back({g, b, e, masks_[g]});
+				in_chunk += e - b;
+				if (in_chunk >= grain)
+				{
+					chunk_items_.push_back(items_.size());
+					in_chunk = 0;
+				}
+			}
+	if (chunk_items_.back() != items_.size())
+		chunk_items_.push_back(items_.size());
 	return true;
+}
+
+template <typename Body>
+void
+KppGroups::for_items(const Body &body)
+{
+	pool_->parallel_for((int64_t) chunk_items_.size() - 1, [&](int64_t c, int w) {
+		for (size_t it = chunk_items_[c]; it < chunk_items_[c + 1]; it++)
+			body(items_[it], w);
+	});
 }
 
 void
@@ -319,20 +354,19 @@ KppGroups::evaluate(const float *cand, const int *rep, int trials, const float *
 {
 	for (int w = 0; w < nw_; w++)
 	{
-		gain_[w].assign(trials, 0.0);
-		err_[w].assign(trials, 0.0);
-		near_[w].clear();
+		std::fill_n(share_[w].gain, trials, 0.0);
+		std::fill_n(share_[w].err, trials, 0.0);
+		share_[w].near.clear();
 	}
 	const double eps_f = float_error(d_);
-	pool_->parallel_for((int64_t) items_.size(), [&](int64_t it, int w) {
-		const Item &item = items_[it];
+	for_items([&](const Item &item, int w) {
 		int			act[32], na = 0;
 		for (int t = 0; t < trials; t++)
 			if (item.mask >> t & 1)
 				act[na++] = t;
 		eval_rows(x_, d_, members_[item.group].data() + item.begin, item.end - item.begin, closest,
 				  weights_, cand, cc + (size_t) item.group * tp, act, na, thr, eps_f,
-				  gain_[w].data(), err_[w].data(), near_[w], room_);
+				  share_[w].gain, share_[w].err, share_[w].near, room_);
 	});
 
 	/* reduce, then the pick of the header's proof */
@@ -340,8 +374,8 @@ KppGroups::evaluate(const float *cand, const int *rep, int trials, const float *
 	for (int w = 0; w < nw_; w++)
 		for (int t = 0; t < trials; t++)
 		{
-			g[t] += gain_[w][t];
-			e[t] += err_[w][t];
+			g[t] += share_[w].gain[t];
+			e[t] += share_[w].err[t];
 		}
 	int			best = -1;
 	for (int t = 0; t < trials; t++)
@@ -372,8 +406,8 @@ KppGroups::clear_moved()
 {
 	for (int l = 0; l < nw_; l++)
 	{
-		moved_[l].clear();
-		moved_from_[l].clear();
+		share_[l].moved.clear();
+		share_[l].moved_from.clear();
 	}
 }
 
@@ -397,29 +431,37 @@ KppGroups::take_near(int best, const float *winner, int32_t center, const float 
 			if (f[r] < closest[i])
 			{
 				closest[i] = f[r];
-				moved_[w].push_back(i);
-				moved_from_[w].push_back(owner[i]);
+				share_[w].moved.push_back(i);
+				share_[w].moved_from.push_back(owner[i]);
 				owner[i] = center;
 			}
 		}
 	};
 	bool		kept = true;
+	int64_t		pairs = 0;
 	for (int w = 0; w < nw_; w++)
-		kept = kept && near_[w].size() <= room_;
+	{
+		kept = kept && share_[w].near.size() <= room_;
+		pairs += (int64_t) share_[w].near.size();
+	}
 	if (kept)
 	{
-		pool_->parallel_for(nw_, [&](int64_t l, int w) {
+		auto		take_listed = [&](int64_t l, int w) {
 			std::vector<int32_t> rows;
-			for (int64_t p : near_[l])
+			for (int64_t p : share_[l].near)
 				if ((p & 31) == best)
 					rows.push_back((int32_t) (p >> 5));
 			take(rows, w);
-		});
+		};
+		if (pairs <= KPP_SERIAL_WORK)
+			for (int l = 0; l < nw_; l++)
+				take_listed(l, 0);
+		else
+			pool_->parallel_for(nw_, take_listed);
 		return;
 	}
 	const double eps_f = float_error(d_);
-	pool_->parallel_for((int64_t) items_.size(), [&](int64_t it, int w) {
-		const Item &item = items_[it];
+	for_items([&](const Item &item, int w) {
 		if (!(item.mask >> best & 1))
 			return;
 		const double a2 = cc[(size_t) item.group * tp + best];
@@ -448,8 +490,8 @@ KppGroups::regroup(int32_t center, const float *closest, const int32_t *owner, i
 	std::vector<int32_t> from;
 	for (int l = 0; l < nw_; l++)
 	{
-		mine.insert(mine.end(), moved_[l].begin(), moved_[l].end());
-		from.insert(from.end(), moved_from_[l].begin(), moved_from_[l].end());
+		mine.insert(mine.end(), share_[l].moved.begin(), share_[l].moved.end());
+		from.insert(from.end(), share_[l].moved_from.begin(), share_[l].moved_from.end());
 	}
 	std::sort(mine.begin(), mine.end());
 	std::sort(from.begin(), from.end());
@@ -467,7 +509,10 @@ KppGroups::regroup(int32_t center, const float *closest, const int32_t *owner, i
 	size_[center] = (int64_t) mine.size();
 	ngroups_ = center + 1;
 	/* the groups that lost rows: drop them, and tighten the bound */
-	pool_->parallel_for((int64_t) from.size(), [&](int64_t q, int) {
+	int64_t		members = 0;
+	for (int32_t g : from)
+		members += (int64_t) members_[g].size();
+	auto		drop_moved = [&](int64_t q, int) {
 		const int32_t g = from[q];
 		std::vector<int32_t> &mem = members_[g];
 		float		mx = 0;
@@ -481,7 +526,12 @@ KppGroups::regroup(int32_t center, const float *closest, const int32_t *owner, i
 		mem.resize(o);
 		size_[g] = (int64_t) o;
 		gmax_[g] = mx;
-	});
+	};
+	if (members <= KPP_SERIAL_WORK)
+		for (size_t q = 0; q < from.size(); q++)
+			drop_moved((int64_t) q, 0);
+	else
+		pool_->parallel_for((int64_t) from.size(), drop_moved);
 }
 
 }							/* namespace pgkm */

@@ -17,6 +17,8 @@
 #ifndef PGKM_KMEANSPP_GROUPS_H
 #define PGKM_KMEANSPP_GROUPS_H
 
+#include "per_worker.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -53,14 +55,20 @@ public:
 	void		start(const float *closest, const int32_t *owner);
 
 	/*
+	 * Which candidates may reach groups g0..g1 (group c: center c's rows;
+	 * disjoint ranges may run at once, and every group before plan()). rep[t]: the first candidate
+	 * bitwise equal to t; cc[c * tp + t]: the candidate-center distances^2
+	 * that the row skip test compares with thr x D^2 (as kmeanspp_cpu's).
+	 */
+	void		reach(int32_t g0, int32_t g1, const int *rep, int trials, const float *cc, int32_t tp,
+					  double thr);
+
+	/*
 	 * The groups that some candidate may reach, as evaluate()'s work, when
 	 * they hold at most max_rows rows (true); otherwise false, and the
-	 * caller runs the row-order pass. rep[t]: the first candidate bitwise
-	 * equal to t; cc[c * tp + t]: the candidate-center distances^2 that the
-	 * row skip test compares with thr x D^2 (as kmeanspp_cpu's).
+	 * caller runs the row-order pass.
 	 */
-	bool		plan(const int *rep, int trials, const float *cc, int32_t tp, double thr,
-					 int64_t max_rows);
+	bool		plan(int64_t max_rows);
 
 	/*
 	 * After plan(): the candidate that kmeanspp_cpu's row-order pass picks,
@@ -110,6 +118,9 @@ private:
 		uint32_t	mask;		/* candidates not ruled out for the whole group */
 	};
 
+	/* body(item) for the items of a parallel chunk (several small groups per chunk). */
+	template <typename Body> void for_items(const Body &body);
+
 	const float *x_;
 	int64_t		n_;
 	int32_t		d_;
@@ -125,11 +136,18 @@ private:
 	int64_t		stride_;		/* k: per-worker statistics of the row-order update */
 	std::vector<float> wmax_;
 	std::vector<int64_t> wsize_;
+	std::vector<uint32_t> masks_;	/* per group: reach()'s candidates */
 	std::vector<Item> items_;
-	std::vector<std::vector<double>> gain_, err_;	/* per worker, per candidate */
-	std::vector<std::vector<int64_t>> near_;	/* per worker: row * 32 + candidate, pairs that may gain; -1: out of room */
+	std::vector<size_t> chunk_items_;	/* items_[chunk_items_[c]..chunk_items_[c + 1]): chunk c */
+	/* A worker's share of a step (trials <= 32: 2 + ln k). */
+	struct Share
+	{
+		double		gain[32], err[32];	/* per candidate */
+		std::vector<int64_t> near;	/* row * 32 + candidate, pairs that may gain; -1: out of room */
+		std::vector<int32_t> moved, moved_from;	/* rows taken by the winner, their old owner */
+	};
+	PerWorker<Share> share_;
 	size_t		room_;			/* near pairs a worker keeps */
-	std::vector<std::vector<int32_t>> moved_, moved_from_;	/* per worker: rows taken by the winner, old owner */
 };
 
 }							/* namespace pgkm */

@@ -87,15 +87,17 @@ private:
 	/*
 	 * A call's ticket: its sequence number << 16 | its helpers (workers
 	 * 1..helpers take part), in one word so that a worker reads both at once.
+	 * The words that every thread writes during a call (busy_, next_) have
+	 * cache lines of their own, away from those the idle workers spin on.
 	 */
-	std::atomic<uint64_t> ticket_ {0};
+	alignas(64) std::atomic<uint64_t> ticket_ {0};
 	std::atomic<bool> shutdown_ {false};
-	std::atomic<int> busy_ {0};	/* helpers of the current call not yet done */
+	std::atomic<bool> stop_ {false};
 	const std::function<void(int64_t, int)> *body_ = nullptr;
 	int64_t		nchunks_ = 0;
-	std::atomic<int64_t> next_ {0};
-	std::atomic<bool> stop_ {false};
-	std::atomic<bool> interrupted_ {false};
+	alignas(64) std::atomic<int> busy_ {0};	/* helpers of the current call not yet done */
+	alignas(64) std::atomic<int64_t> next_ {0};
+	alignas(64) std::atomic<bool> interrupted_ {false};
 	std::exception_ptr error_;
 	std::chrono::steady_clock::time_point last_poll_;
 };
