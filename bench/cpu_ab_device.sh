@@ -9,6 +9,9 @@
 #             (carry .gpuhost and .tmp/ab; the working tree is "after")
 #   GPU host: [THREADS="16 1"] [SHAPES="n,d,k ..."] bash bench/cpu_ab_device.sh phases
 #             (this tree only: greedy k-means++'s time per step phase, init_bench's kpp_phase_ms)
+#   GPU host: [THREADS=16,2,1] bash bench/cpu_ab_device.sh libs [cpu_libs_bench.py arguments]
+#             (bench/run_cpu_libs_bench.sh offline from .devsend/wheels, with the before tree's
+#             engine as method "base", alternated with ours)
 #   GPU host: bash bench/cpu_ab_device.sh pool
 #             (bench/pool_bench.cpp against both trees' thread_pool.cpp: one parallel_for's cost)
 #
@@ -25,8 +28,8 @@ case "${1:-}" in
     git rev-parse "$2" > .tmp/ab/before.rev
     echo "packed $(cat .tmp/ab/before.rev) into .tmp/ab/before.tar.gz"
     exit 0 ;;
-  run|phases|pool) ;;
-  *) echo "usage: $0 pack REV | run | phases | pool" >&2; exit 2 ;;
+  run|phases|pool|libs) ;;
+  *) echo "usage: $0 pack REV | run | phases | pool | libs" >&2; exit 2 ;;
 esac
 
 # shellcheck source=tests/gpu/host_env.sh
@@ -34,7 +37,8 @@ source tests/gpu/host_env.sh
 build() {
   cmake -S "$1" -B "$1/build-cpuab" -DPGKM_CUDA=OFF -DPGKM_BUILD_TESTS=OFF -DPGKM_BUILD_BENCH=ON \
     -DCMAKE_BUILD_TYPE=Release "${GPU_CMAKE_DEPS[@]}" > /dev/null
-  cmake --build "$1/build-cpuab" -j"$(nproc)" --target init_bench triangle_bench > /dev/null
+  cmake --build "$1/build-cpuab" -j"$(nproc)" --target init_bench triangle_bench engine_file_bench cpu_peak \
+    > /dev/null
 }
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 if [ "$1" = phases ]; then
@@ -45,7 +49,7 @@ if [ "$1" = phases ]; then
   data=/tmp/pgkm-cpu-libs-bench
   echo "threads shape init_s kpp_phase_ms(draw, center distances, plan, grouped, row pass, take, sums, update) grouped_steps undecided_steps"
   for t in ${THREADS:-16 1}; do
-    for sh in ${SHAPES:-"1000000,2,8 1000000,16,64 200000,128,256 100000,768,100 245760,32,32 245760,32,1024"}; do
+    for sh in ${SHAPES:-1000000,2,8 1000000,16,64 200000,128,256 100000,768,100 245760,32,32 245760,32,1024}; do
       sh=${sh//,/ }
       set -- $sh
       for init in random pp pp; do
@@ -71,6 +75,12 @@ if [ "$1" = pool ]; then
     done
   done
   exit 0
+fi
+if [ "$1" = libs ]; then
+  build "$BEFORE_SRC"
+  shift
+  exec bash bench/run_cpu_libs_bench.sh --wheels .devsend/wheels --threads "${THREADS:-16,2,1}" \
+    --base-build-dir "$BEFORE_SRC/build-cpuab" "$@"
 fi
 build "$BEFORE_SRC" & build "$ROOT"; wait
 echo "# before = $(cat .tmp/ab/before.rev 2>/dev/null || echo '?'), after = this working tree"

@@ -45,7 +45,7 @@ namespace pgkm
 static constexpr int64_t KPP_GROUP_BLOCK = 2048;
 
 /* Rows per parallel chunk of items at least (groups are small at large k: a chunk takes several). */
-static constexpr int64_t KPP_CHUNK_MIN_ROWS = 256;
+static constexpr int64_t KPP_CHUNK_MIN_ROWS = 128;
 
 /* Below this many rows or pairs, a step's bookkeeping loop runs on the calling thread alone. */
 static constexpr int64_t KPP_SERIAL_WORK = 8192;
@@ -285,16 +285,20 @@ KppGroups::plan(int64_t max_rows)
 			members_[owner_[i]].push_back((int32_t) i);
 		lists_ = true;
 	}
-	/* items of at most KPP_GROUP_BLOCK rows; chunks of items of about rows / (4 workers) rows */
-	const int64_t grain = std::max<int64_t>(KPP_CHUNK_MIN_ROWS, rows / (4 * nw_));
+	/*
+	 * Chunks of about rows / (8 workers) rows, for balance: of several small
+	 * groups, or of a piece of a large one.
+	 */
+	const int64_t grain = std::max<int64_t>(KPP_CHUNK_MIN_ROWS, rows / (8 * nw_));
+	const int64_t piece = std::min(KPP_GROUP_BLOCK, grain);
 	items_.clear();
 	chunk_items_.assign(1, 0);
 	int64_t		in_chunk = 0;
 	for (int32_t g = 0; g < ngroups_; g++)
 		if (masks_[g])
-			for (int64_t b = 0; b < size_[g]; b += KPP_GROUP_BLOCK)
+			for (int64_t b = 0; b < size_[g]; b += piece)
 			{
-				const int64_t e = std::min(size_[g], b + KPP_GROUP_BLOCK);
+				const int64_t e = std::min(size_[g], b + piece);
 				items_.push_back({g, b, e, masks_[g]});
 				in_chunk += e - b;
 				if (in_chunk >= grain)
