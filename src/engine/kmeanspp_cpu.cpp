@@ -346,14 +346,14 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 		 * candidate-center distances (SIMD, only ever compared with a margin),
 		 * their minimum, and the candidates that may reach each center's group
 		 */
-		const int64_t cblk = 64;	/* 16 blocks at k = 1024: work for 16 cores */
+		const int64_t cblk = KppGroups::REACH_BLOCK;	/* 16 blocks at k = 1024: work for 16 cores */
 		pool->parallel_for((found + cblk - 1) / cblk, [&](int64_t b, int) {
 			const int64_t c0 = b * cblk, c1 = std::min<int64_t>(found, c0 + cblk);
 			kpp_dists(cf.data(), d, center_ids.data() + c0, c1 - c0, ct.data(), tp, cc.data());
 			for (int64_t c = c0; c < c1; c++)
 				mincc[c] = *std::min_element(&cc[(size_t) c * tp], &cc[(size_t) c * tp] + trials);
 			if (grouped)
-				groups->reach((int32_t) c0, (int32_t) c1, rep.data(), trials, cc.data(), tp, thr);
+				groups->reach(b, rep.data(), trials, cc.data(), tp, thr);
 		});
 		clock.mark(KPP_CENTER_DISTANCES);
 		int			best = KPP_UNDECIDED;

@@ -47,7 +47,7 @@ static constexpr int64_t KPP_GROUP_BLOCK = 2048;
 /* Rows per parallel chunk of items at least (groups are small at large k: a chunk takes several). */
 static constexpr int64_t KPP_CHUNK_MIN_ROWS = 128;
 
-/* Below this many rows or pairs, a step's bookkeeping loop runs on the calling thread alone. */
+/* Below this many rows, a step's regrouping runs on the calling thread alone. */
 static constexpr int64_t KPP_SERIAL_WORK = 8192;
 
 /* Near pairs a worker keeps per step (8 bytes each): above that, take_near searches again. */
@@ -228,7 +228,8 @@ exact_rows(const float *x, int32_t d, const int32_t *rows, int64_t cnt, const fl
 KppGroups::KppGroups(const float *x, int64_t n, int32_t d, int32_t k, const double *weights,
 					 ThreadPool *pool)
 	: x_(x), n_(n), d_(d), weights_(weights), pool_(pool), nw_(pool->size()), members_(k),
-	  size_(k, 0), gmax_(k, 0.0f), stride_(k), wmax_((size_t) nw_ * k), wsize_((size_t) nw_ * k), masks_(k, 0),
+	  size_(k, 0), gmax_(k, 0.0f), stride_(k), wmax_((size_t) nw_ * k), wsize_((size_t) nw_ * k),
+	  reached_((k + REACH_BLOCK - 1) / REACH_BLOCK),
 	  share_(nw_), room_((size_t) kpp_near_room.load(std::memory_order_relaxed))
 {
 }
@@ -251,26 +252,36 @@ KppGroups::start(const float *closest, const int32_t *owner)
 }
 
 void
-KppGroups::reach(int32_t g0, int32_t g1, const int *rep, int trials, const float *cc, int32_t tp,
-				 double thr)
+KppGroups::reach(int64_t b, const int *rep, int trials, const float *cc, int32_t tp, double thr)
 {
-	for (int32_t g = g0; g < g1; g++)
+	Reached    &r = reached_[b];
+	r.groups.clear();
+	r.masks.clear();
+	r.rows = 0;
+	const int32_t g1 = std::min<int32_t>(ngroups_, (int32_t) (b + 1) * REACH_BLOCK);
+	for (int32_t g = (int32_t) b * REACH_BLOCK; g < g1; g++)
 	{
 		const double lim = kpp_skip_limit(thr, gmax_[g]);	/* >= each member's limit */
 		uint32_t	mask = 0;
 		for (int t = 0; t < trials && size_[g] > 0; t++)
 			if (rep[t] == t && !((double) cc[(size_t) g * tp + t] >= lim))
 				mask |= 1u << t;
-		masks_[g] = mask;
+		if (mask)
+		{
+			r.groups.push_back(g);
+			r.masks.push_back(mask);
+			r.rows += size_[g];
+		}
 	}
 }
 
 bool
 KppGroups::plan(int64_t max_rows)
 {
+	const int64_t nblocks = (ngroups_ + REACH_BLOCK - 1) / REACH_BLOCK;
 	int64_t		rows = 0;
-	for (int32_t g = 0; g < ngroups_; g++)
-		rows += masks_[g] ? size_[g] : 0;
+	for (int64_t b = 0; b < nblocks; b++)
+		rows += reached_[b].rows;
 	if (rows > max_rows)
 		return false;
 	if (!lists_)
@@ -294,12 +305,14 @@ KppGroups::plan(int64_t max_rows)
 	items_.clear();
 	chunk_items_.assign(1, 0);
 	int64_t		in_chunk = 0;
-	for (int32_t g = 0; g < ngroups_; g++)
-		if (masks_[g])
+	for (int64_t rb = 0; rb < nblocks; rb++)
+		for (size_t q = 0; q < reached_[rb].groups.size(); q++)
+		{
+			const int32_t g = reached_[rb].groups[q];
 			for (int64_t b = 0; b < size_[g]; b += piece)
 			{
 				const int64_t e = std::min(size_[g], b + piece);
-				items_.push_back({g, b, e, masks_[g]});
+				items_.push_back({g, b, e, reached_[rb].masks[q]});
 				in_chunk += e - b;
 				if (in_chunk >= grain)
 				{
@@ -307,6 +320,7 @@ KppGroups::plan(int64_t max_rows)
 					in_chunk = 0;
 				}
 			}
+		}
 	if (chunk_items_.back() != items_.size())
 		chunk_items_.push_back(items_.size());
 	return true;
@@ -442,12 +456,8 @@ KppGroups::take_near(int best, const float *winner, int32_t center, const float 
 		}
 	};
 	bool		kept = true;
-	int64_t		pairs = 0;
 	for (int w = 0; w < nw_; w++)
-	{
 		kept = kept && share_[w].near.size() <= room_;
-		pairs += (int64_t) share_[w].near.size();
-	}
 	if (kept)
 	{
 		auto		take_listed = [&](int64_t l, int w) {
@@ -457,11 +467,8 @@ KppGroups::take_near(int best, const float *winner, int32_t center, const float 
 					rows.push_back((int32_t) (p >> 5));
 			take(rows, w);
 		};
-		if (pairs <= KPP_SERIAL_WORK)
-			for (int l = 0; l < nw_; l++)
-				take_listed(l, 0);
-		else
-			pool_->parallel_for(nw_, take_listed);
+		/* each worker's own list, still in its cache */
+		pool_->parallel_for_pinned(nw_, take_listed);
 		return;
 	}
 	const double eps_f = float_error(d_);

@@ -54,14 +54,18 @@ public:
 	/* Every row in center 0's group; closest: the D^2 to center 0; owner: each row's center. */
 	void		start(const float *closest, const int32_t *owner);
 
+	/* Groups per reach() block. */
+	static constexpr int32_t REACH_BLOCK = 64;
+
 	/*
-	 * Which candidates may reach groups g0..g1 (group c: center c's rows;
-	 * disjoint ranges may run at once, and every group before plan()). rep[t]: the first candidate
-	 * bitwise equal to t; cc[c * tp + t]: the candidate-center distances^2
-	 * that the row skip test compares with thr x D^2 (as kmeanspp_cpu's).
+	 * Which candidates may reach the groups of block b (groups b x
+	 * REACH_BLOCK on; group c: center c's rows). Blocks may run at once;
+	 * every block of the groups so far before plan(). rep[t]: the first
+	 * candidate bitwise equal to t; cc[c * tp + t]: the candidate-center
+	 * distances^2 that the row skip test compares with thr x D^2 (as
+	 * kmeanspp_cpu's).
 	 */
-	void		reach(int32_t g0, int32_t g1, const int *rep, int trials, const float *cc, int32_t tp,
-					  double thr);
+	void		reach(int64_t b, const int *rep, int trials, const float *cc, int32_t tp, double thr);
 
 	/*
 	 * The groups that some candidate may reach, as evaluate()'s work, when
@@ -136,7 +140,14 @@ private:
 	int64_t		stride_;		/* k: per-worker statistics of the row-order update */
 	std::vector<float> wmax_;
 	std::vector<int64_t> wsize_;
-	std::vector<uint32_t> masks_;	/* per group: reach()'s candidates */
+	/* per block: reach()'s groups and their candidates (a mask), and their rows */
+	struct alignas(64) Reached
+	{
+		std::vector<int32_t> groups;
+		std::vector<uint32_t> masks;
+		int64_t		rows = 0;
+	};
+	std::vector<Reached> reached_;
 	std::vector<Item> items_;
 	std::vector<size_t> chunk_items_;	/* items_[chunk_items_[c]..chunk_items_[c + 1]): chunk c */
 	/* A worker's share of a step (trials <= 32: 2 + ln k). */
