@@ -47,7 +47,7 @@ static constexpr int64_t KPP_GROUP_BLOCK = 2048;
 /* Rows per parallel chunk of items at least (groups are small at large k: a chunk takes several). */
 static constexpr int64_t KPP_CHUNK_MIN_ROWS = 128;
 
-/* Below this many rows, a step's regrouping runs on the calling thread alone. */
+/* Below this many rows or pairs, a step's bookkeeping loop runs on the calling thread alone. */
 static constexpr int64_t KPP_SERIAL_WORK = 8192;
 
 /* Near pairs a worker keeps per step (8 bytes each): above that, take_near searches again. */
@@ -456,8 +456,12 @@ KppGroups::take_near(int best, const float *winner, int32_t center, const float 
 		}
 	};
 	bool		kept = true;
+	int64_t		pairs = 0;
 	for (int w = 0; w < nw_; w++)
+	{
 		kept = kept && share_[w].near.size() <= room_;
+		pairs += (int64_t) share_[w].near.size();
+	}
 	if (kept)
 	{
 		auto		take_listed = [&](int64_t l, int w) {
@@ -467,8 +471,11 @@ KppGroups::take_near(int best, const float *winner, int32_t center, const float 
 					rows.push_back((int32_t) (p >> 5));
 			take(rows, w);
 		};
-		/* each worker's own list, still in its cache */
-		pool_->parallel_for_pinned(nw_, take_listed);
+		if (pairs <= KPP_SERIAL_WORK)
+			for (int l = 0; l < nw_; l++)
+				take_listed(l, 0);
+		else
+			pool_->parallel_for(nw_, take_listed);
 		return;
 	}
 	const double eps_f = float_error(d_);

@@ -129,16 +129,13 @@ ThreadPool::checkpoint(int worker)
 void
 ThreadPool::run_chunks(int worker)
 {
-	bool		own_first = pinned_;
 	for (;;)
 	{
 		if (stop_.load(std::memory_order_relaxed))
 			return;
 		if (worker == 0 && poll_interrupt(false))
 			return;
-		/* pinned: the counter starts past the helpers' own chunks */
-		int64_t		c = own_first ? worker : next_.fetch_add(1, std::memory_order_relaxed);
-		own_first = false;
+		int64_t		c = next_.fetch_add(1, std::memory_order_relaxed);
 		if (c >= nchunks_)
 			return;
 		try
@@ -241,19 +238,18 @@ ThreadPool::await_helpers()
 }
 
 void
-ThreadPool::run(int64_t nchunks, const std::function<void(int64_t, int)> &body, bool pinned)
+ThreadPool::parallel_for(int64_t nchunks, const std::function<void(int64_t, int)> &body)
 {
 	if (poll_interrupt(true))
 		throw Interrupted();
 	if (nchunks <= 0)
 		return;
-	const int	helpers = inline_ ? 0 : (int) std::min<int64_t>(nthreads_ - 1, nchunks - 1);
 	body_ = &body;
 	nchunks_ = nchunks;
-	pinned_ = pinned;
-	next_.store(pinned ? helpers + 1 : 0);
+	next_.store(0);
 	stop_.store(false);
 	error_ = nullptr;
+	const int	helpers = inline_ ? 0 : (int) std::min<int64_t>(nthreads_ - 1, nchunks - 1);
 	if (helpers > 0)
 	{
 		busy_.store(helpers, std::memory_order_relaxed);

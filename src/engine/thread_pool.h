@@ -44,20 +44,7 @@ public:
 	int			size() const { return nthreads_; }
 
 	/* body(chunk, worker): worker 0 is the calling thread. Throws Interrupted. */
-	void		parallel_for(int64_t nchunks, const std::function<void(int64_t, int)> &body)
-	{
-		run(nchunks, body, false);
-	}
-
-	/*
-	 * parallel_for whose chunk w runs first on worker w (where w takes
-	 * part), the rest as they come: for chunks that read what worker w
-	 * wrote just before, still in its core's cache.
-	 */
-	void		parallel_for_pinned(int64_t nchunks, const std::function<void(int64_t, int)> &body)
-	{
-		run(nchunks, body, true);
-	}
+	void		parallel_for(int64_t nchunks, const std::function<void(int64_t, int)> &body);
 
 	/*
 	 * Inside long chunk bodies: the calling thread polls the callback (rate
@@ -82,7 +69,6 @@ public:
 	bool		spins() const { return spin_; }
 
 private:
-	void		run(int64_t nchunks, const std::function<void(int64_t, int)> &body, bool pinned);
 	void		worker_main(int worker);
 	void		run_chunks(int worker);
 	bool		poll_interrupt(bool force);
@@ -107,7 +93,6 @@ private:
 	alignas(64) std::atomic<uint64_t> ticket_ {0};
 	std::atomic<bool> shutdown_ {false};
 	std::atomic<bool> stop_ {false};
-	bool		pinned_ = false;
 	const std::function<void(int64_t, int)> *body_ = nullptr;
 	int64_t		nchunks_ = 0;
 	alignas(64) std::atomic<int> busy_ {0};	/* helpers of the current call not yet done */

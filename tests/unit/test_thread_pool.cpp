@@ -121,31 +121,3 @@ TEST(ThreadPool, NoSpinningWithMoreThreadsThanCores)
 	ThreadPool	two(2, nullptr, nullptr);
 	EXPECT_TRUE(two.spins());
 }
-
-/* parallel_for_pinned: chunk w runs on worker w (every worker takes part), the rest once each. */
-TEST(ThreadPool, PinnedChunksRunOnTheirWorkers)
-{
-	ThreadPool	pool(4, nullptr, nullptr);
-	for (int64_t nchunks : {2, 4, 11})
-		for (int call = 0; call < 200; call++)
-		{
-			std::vector<int> worker(nchunks, -1);
-			std::vector<std::atomic<int>> runs(nchunks);
-			pool.parallel_for_pinned(nchunks, [&](int64_t c, int w) {
-				worker[c] = w;
-				runs[c]++;
-			});
-			for (int64_t c = 0; c < nchunks; c++)
-			{
-				ASSERT_EQ(runs[c].load(), 1) << "chunks " << nchunks << " chunk " << c;
-				if (c < 4)
-				{
-					ASSERT_EQ(worker[c], c) << "chunks " << nchunks << " chunk " << c;
-				}
-			}
-		}
-	pool.set_inline(true);
-	std::vector<int> worker(4, -1);
-	pool.parallel_for_pinned(4, [&](int64_t c, int w) { worker[c] = w; });
-	EXPECT_EQ(worker, std::vector<int>(4, 0)) << "inline: every chunk on the calling thread";
-}
