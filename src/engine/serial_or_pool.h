@@ -7,7 +7,10 @@
  * the 2-core box: 0.27 s for 1,023 steps at 1 thread, 0.45 s at 2). Which
  * is faster depends on the machine and the step, so both are timed: PROBE
  * steps each way, then the faster for EPOCH steps, then timed again. The
- * results are the same either way (any chunk may run on any worker).
+ * probes go pool, serial, serial, pool, ...: k-means++'s steps get cheaper
+ * as centers are added (more rows skipped), and all pool probes first
+ * would time the pool on the dearest steps. The results are the same
+ * either way (any chunk may run on any worker).
  */
 #ifndef PGKM_SERIAL_OR_POOL_H
 #define PGKM_SERIAL_OR_POOL_H
@@ -52,10 +55,9 @@ public:
 private:
 	typedef std::chrono::steady_clock Clock;
 
-	bool		serial_now() const
-	{
-		return pos_ < PROBE ? false : pos_ < 2 * PROBE ? true : serial_;
-	}
+	/* probes in the order pool, serial, serial, pool (repeated), then the faster */
+	bool		probing() const { return pos_ < 2 * PROBE; }
+	bool		serial_now() const { return probing() ? ((pos_ + 1) & 2) != 0 : serial_; }
 	void		begin()
 	{
 		if (!pool_)
@@ -69,10 +71,8 @@ private:
 			return;
 		const double s = std::chrono::duration<double>(Clock::now() - t0_).count();
 		serial_steps_ += serial_now();
-		if (pos_ < PROBE)
-			t_pool_ += s;
-		else if (pos_ < 2 * PROBE)
-			t_serial_ += s;
+		if (probing())
+			(serial_now() ? t_serial_ : t_pool_) += s;
 		if (++pos_ == 2 * PROBE)
 			serial_ = t_serial_ < t_pool_;
 		if (pos_ == 2 * PROBE + EPOCH)
@@ -84,7 +84,7 @@ private:
 	}
 
 	ThreadPool *pool_;
-	int			pos_ = 0;		/* in the cycle: PROBE pool, PROBE serial, EPOCH chosen */
+	int			pos_ = 0;		/* in the cycle: 2 PROBE probes, then EPOCH steps of the faster */
 	double		t_pool_ = 0, t_serial_ = 0;
 	bool		serial_ = false;
 	int64_t		serial_steps_ = 0;

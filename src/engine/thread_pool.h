@@ -12,8 +12,8 @@
  * k-means++ and the bounded passes issue thousands of short parallel_for
  * calls, and waking sleeping threads (a futex per thread, one mutex) cost
  * more than such a call's work on 16 cores. The spin is bounded, so an idle
- * pool sleeps; it is off when the pool has more threads than the machine
- * has cores (spinners would take the cores the working threads need).
+ * pool sleeps; it is off when the pool has more threads than the process
+ * may use cores (spinners would take the cores the working threads need).
  */
 #ifndef PGKM_THREAD_POOL_H
 #define PGKM_THREAD_POOL_H
@@ -65,7 +65,7 @@ public:
 	/* How long an idle worker (and the caller awaiting helpers) spins before sleeping. */
 	static constexpr std::chrono::microseconds SPIN_TIME {200};
 
-	/* Whether workers spin (false when the pool has more threads than cores). */
+	/* Whether workers spin (false when the pool has more threads than usable cores). */
 	bool		spins() const { return spin_; }
 
 private:

@@ -7,6 +7,7 @@
 #include "serial_or_pool.h"
 #include "thread_pool.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -54,7 +55,7 @@ serial_steps(int steps, int serial_us, int pool_us)
 
 }							/* namespace */
 
-/* One cycle: PROBE steps on the pool, PROBE inline, then EPOCH steps of the faster. */
+/* One cycle: PROBE steps on the pool and PROBE inline, then EPOCH steps of the faster. */
 TEST(SerialOrPool, PicksTheFasterByTiming)
 {
 	const int	cycle = 2 * SerialOrPool::PROBE + SerialOrPool::EPOCH;
@@ -78,4 +79,23 @@ TEST(SerialOrPool, OneThreadIsLeftAlone)
 		pool.parallel_for(4, [&](int64_t, int) {});
 	}
 	EXPECT_EQ(sp.serial_steps(), 0);
+}
+
+/*
+ * Steps that get cheaper (k-means++'s, as more rows are skipped): step s's
+ * two chunks sleep 3 (8 - s) ms each, so a pooled step costs half an inline
+ * one. Timing all pool probes first (8, 7, 6, 5 against 2 x (4, 3, 2, 1))
+ * would pick inline; the interleaved probes pick the pool.
+ */
+TEST(SerialOrPool, InterleavedProbesOnStepsThatGetCheaper)
+{
+	ThreadPool	pool(2, nullptr, nullptr);
+	SerialOrPool sp(&pool);
+	for (int s = 0; s < 2 * SerialOrPool::PROBE + 4; s++)
+	{
+		SerialOrPool::Step step(sp);
+		const int	us = 3000 * std::max(1, 8 - s);
+		pool.parallel_for(2, [&](int64_t, int) { std::this_thread::sleep_for(std::chrono::microseconds(us)); });
+	}
+	EXPECT_EQ(sp.serial_steps(), SerialOrPool::PROBE) << "the 4 steps after the probes on the pool";
 }
