@@ -263,8 +263,10 @@ lo_f_array(const float *F, int32_t n, FloatLo p, float *out)
 		out[i] = lo_f(F[i], p);
 }
 
-PGKM_TARGET_CLONES_V4 float
-lower_bounds_drift(float *l, const float *s, int32_t n)
+/* STORE: the lowered bounds replace l; otherwise only their minimum is returned */
+template <bool STORE>
+__attribute__((always_inline)) static inline float
+lowered_bounds(float *l, const float *s, int32_t n)
 {
 	const vf16	keep = vf16 {} + (1.0f - 0x1p-22f), tiny = vf16 {} + 0x1p-100f;
 	vf16		vm = vf16 {} + __builtin_inff();
@@ -273,17 +275,31 @@ lower_bounds_drift(float *l, const float *s, int32_t n)
 	{
 		vf16		r = (load16(l + i) - load16(s + i)) * keep;
 		r = r > tiny ? r : vf16 {};
-		memcpy(l + i, &r, sizeof(r));
+		if (STORE)
+			memcpy(l + i, &r, sizeof(r));
 		vm = vmin(vm, r);
 	}
 	float		m = hmin(vm);
 	for (; i < n; i++)
 	{
 		float		v = sub_down_f(l[i], s[i]);
-		l[i] = v;
+		if (STORE)
+			l[i] = v;
 		m = v < m ? v : m;
 	}
 	return m;
+}
+
+PGKM_TARGET_CLONES_V4 float
+lower_bounds_drift(float *l, const float *s, int32_t n)
+{
+	return lowered_bounds<true>(l, s, n);
+}
+
+PGKM_TARGET_CLONES_V4 float
+lower_bounds_drift_min(const float *l, const float *s, int32_t n)
+{
+	return lowered_bounds<false>(const_cast<float *>(l), s, n);
 }
 
 PGKM_TARGET_CLONES_V4 int32_t

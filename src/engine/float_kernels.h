@@ -77,6 +77,9 @@ void		lo_f_array(const float *F, int32_t n, FloatLo p, float *out);
  */
 float		lower_bounds_drift(float *l, const float *s, int32_t n);
 
+/* lower_bounds_drift's result, l left as it is. */
+float		lower_bounds_drift_min(const float *l, const float *s, int32_t n);
+
 /*
  * Elkan's filter: keep[c] = 1 where l[c] <= lim and icd[c] <= sep_lim (the
  * candidates no bound rules out), 0 elsewhere; returns how many are kept.

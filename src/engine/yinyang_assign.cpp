@@ -36,6 +36,15 @@ namespace pgkm
  */
 static constexpr int32_t YY_BATCH = 32;
 
+/*
+ * Passes back that the drift table reaches: a row that passes the global
+ * test once its group bounds are brought to this pass keeps them as they
+ * were (only their minimum, glb, is stored, as of now), so most opened rows
+ * write nothing back; the bounds are written out when the row is searched
+ * or its pass falls off the table.
+ */
+static constexpr int32_t YY_LAG_PASSES = 8;
+
 class YinyangAssign : public BoundedAssign
 {
 public:
@@ -46,11 +55,12 @@ public:
 		u_.assign(n, 0.0);
 		lb_.assign((size_t) n * tmax_, 0.0f);
 		glb_.assign(n, 0.0f);
+		gtau_.assign(n, 0);
 		tau_.assign(n, 0);
 		flat_.assign(n, 0);
 		group_of_.assign(kmax, 0);
 		lane_.assign(kmax, 0);
-		lag1_.assign(tmax_, 0.0f);
+		lagh_.assign((size_t) YY_LAG_PASSES * tmax_, 0.0f);
 		work_.resize(scratch_.size());
 		for (Work &w : work_)
 		{
@@ -74,6 +84,7 @@ protected:
 	{
 		u_[i] = hi;
 		tau_[i] = now_;
+		gtau_[i] = now_;
 		flat_[i] = 0;
 		float	   *lb = &lb_[(size_t) i * tmax_];
 		if (s.slow)
@@ -100,13 +111,14 @@ protected:
 		u_[i] = hi;
 		glb_[i] = to_float_down(lo);
 		tau_[i] = now_;
+		gtau_[i] = now_;
 		flat_[i] = 1;
 	}
 
 	bool		would_keep_row(int64_t i) const override
 	{
 		const double u = up(u_[i] + geo_.drift(label_[i]));
-		return sub_down(glb_[i], lag(t_, tau_[i])) > geo_.margins().thr(u);
+		return sub_down(glb_[i], lag(t_, gtau_[i])) > geo_.margins().thr(u);
 	}
 
 	void		assign_rows(int64_t r0, int64_t r1, Scratch &s, int32_t *out) override;
@@ -149,14 +161,15 @@ private:
 	int32_t		tmax_, t_ = 0;
 	std::vector<double> u_;
 	std::vector<float> lb_;		/* n x tmax group lower bounds, as of tau */
-	std::vector<float> glb_;	/* min of a row's group bounds, as of tau */
-	std::vector<int32_t> tau_;	/* the pass a row's lower bounds are of */
-	std::vector<uint8_t> flat_;	/* every group bound of the row is glb (a dense pass set it) */
+	std::vector<float> glb_;	/* a lower bound of every group bound of a row, as of gtau */
+	std::vector<int32_t> gtau_;	/* the pass glb is of */
+	std::vector<int32_t> tau_;	/* the pass a row's group bounds are of */
+	std::vector<uint8_t> flat_;	/* every group bound of the row is glb, as of gtau (a dense pass set it) */
 	std::vector<int32_t> group_of_, lane_;	/* each centroid's group and lane in it */
 	std::vector<int32_t> members_;
 	int32_t		now_ = 0;		/* the current (or next) pass since the reset */
 	std::vector<double> cum_up_, cum_lo_;	/* (passes) x (t + 1) cumulative drift bounds */
-	std::vector<float> lag1_;	/* lag(g, now - 1) as floats, the common case */
+	std::vector<float> lagh_;	/* row h: lag(g, now - 1 - h) as floats, h < YY_LAG_PASSES */
 	std::vector<Work> work_;	/* per worker */
 };
 
@@ -207,8 +220,9 @@ YinyangAssign::on_centroids(bool reset, bool passed)
 		cum_up_[row + g] = up(cum_up_[prev + g] + gd[g]);
 		cum_lo_[row + g] = std::max(0.0, down(cum_lo_[prev + g] + gd[g]));
 	}
-	for (int32_t g = 0; g < t_; g++)
-		lag1_[g] = to_float_up(lag(g, now_ - 1));
+	for (int32_t h = 0; h < YY_LAG_PASSES && h < now_; h++)
+		for (int32_t g = 0; g < t_; g++)
+			lagh_[(size_t) h * tmax_ + g] = to_float_up(lag(g, now_ - 1 - h));
 }
 
 void
@@ -227,7 +241,7 @@ YinyangAssign::assign_rows(int64_t r0, int64_t r1, Scratch &s, int32_t *out)
 			out[i - r0] = a;
 			u_[i] = u;
 			s.tested++;
-			if (sub_down(glb_[i], lag(t_, tau_[i])) > m.thr(u))
+			if (sub_down(glb_[i], lag(t_, gtau_[i])) > m.thr(u))
 			{
 				s.kept++;
 				continue;
@@ -252,6 +266,7 @@ YinyangAssign::fresh_rows(int64_t r0, int64_t r1, Scratch &s, int32_t *out)
 		for (int64_t i = b0; i < b1; i++)
 		{
 			tau_[i] = now_;
+			gtau_[i] = now_;
 			flat_[i] = 0;
 			Slot	   *sl;
 			if (!open_slot(i, -1, w, &sl))
@@ -319,26 +334,40 @@ void
 YinyangAssign::open_row(int64_t i, Scratch &s, Work &w, int32_t *out)
 {
 	const ExactMargins &m = geo_.margins();
-	const int32_t t = t_, a = label_[i], tau = tau_[i];
+	const int32_t t = t_, a = label_[i];
 	float	   *lb = &lb_[(size_t) i * tmax_];
 	if (flat_[i])
 	{
 		std::fill(lb, lb + t, glb_[i]);
+		tau_[i] = gtau_[i];
 		flat_[i] = 0;
 	}
-	const float *lagv = lag1_.data();
-	if (tau != now_ - 1)
+	const int32_t tau = tau_[i];
+	const float *lagv;
+	if (tau < now_ && now_ - tau <= YY_LAG_PASSES)
+		lagv = &lagh_[(size_t) (now_ - tau - 1) * tmax_];
+	else
 	{
 		for (int32_t g = 0; g < t; g++)
 			w.lag[g] = to_float_up(lag(g, tau));
 		lagv = w.lag.data();
 	}
-	float		glb = lower_bounds_drift(lb, lagv, t);
-	tau_[i] = now_;
+	/* the group bounds brought to this pass: first only their minimum */
+	const float glb = lower_bounds_drift_min(lb, lagv, t);
 	glb_[i] = glb;
+	gtau_[i] = now_;
 	double		u = u_[i];
 	if (glb > m.thr(u))
+	{
+		if (now_ - tau >= YY_LAG_PASSES)
+		{
+			lower_bounds_drift(lb, lagv, t);
+			tau_[i] = now_;
+		}
 		return;
+	}
+	lower_bounds_drift(lb, lagv, t);
+	tau_[i] = now_;
 	Slot	   *sl;
 	if (!open_slot(i, a, w, &sl))
 	{
@@ -488,6 +517,7 @@ YinyangAssign::close_row(const Slot &sl, Scratch &s, Work &w, int32_t *out)
 	if (a >= 0 && b != a && qa < 0)
 		lb[ga] = std::min(lb[ga], to_float_down(sl.lo_a));
 	glb_[i] = min_f(lb, t_);
+	gtau_[i] = now_;
 	u_[i] = hi;
 	label_[i] = b;
 	*out = b;
