@@ -52,16 +52,17 @@ TEST(GpuPlugin, MissingPluginAutoFallsBackGpuFails)
 
 TEST(GpuPlugin, LibraryWithoutEntryPointIsRefused)
 {
-	/* a real shared library that is not our plugin */
-	const char *lib = nullptr;
-	for (const char *p : {"/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6"})
-		if (FILE *f = fopen(p, "r"))
-		{
-			fclose(f);
-			lib = p;
-			break;
-		}
-	ASSERT_NE(lib, nullptr);
+	/*
+	 * a real shared library that is not our plugin: the C library this test
+	 * runs with (under an emulator, inside the sysroot it names in
+	 * PGKM_TEST_SYSROOT: tests/arm/qemu_check.sh)
+	 */
+	Dl_info		where;
+	ASSERT_NE(dladdr(reinterpret_cast<void *>(&fopen), &where), 0);
+	ASSERT_NE(where.dli_fname, nullptr);
+	const std::string libpath = std::string(getenv("PGKM_TEST_SYSROOT") ? getenv("PGKM_TEST_SYSROOT") : "") +
+		where.dli_fname;
+	const char *lib = libpath.c_str();
 	char		info[256];
 	EXPECT_EQ(pgkm_gpu_available(lib, info, sizeof(info)), 0);
 	EXPECT_NE(std::string(info).find("does not export pgkm_cuda_get_api"), std::string::npos) << info;
