@@ -28,7 +28,8 @@ APT_OPTS=(-y -qq --no-install-recommends -o Dpkg::Use-Pty=0 -o Dpkg::Options::=-
 
 # Unpinned packages: toolchain, libraries, Python side of the tests.
 PLAIN=(g++ make cmake pkg-config libpqxx-dev libopenblas-dev googletest libgtest-dev libgmock-dev
-       python3 python3-numpy python3-sklearn python3-psycopg2 python3-pytest procps)
+       python3 python3-numpy python3-sklearn python3-psycopg2 python3-pytest procps
+       g++-aarch64-linux-gnu qemu-user)   # the last two: tests/arm/qemu_check.sh
 # Packages built from the postgresql-15 source: pinned to one version.
 PG_PINNED=(postgresql-15 postgresql-client-15 postgresql-server-dev-15 postgresql-plpython3-15 libpq-dev libpq5)
 BENCH_PKGS=(postgresql-15-postgis-3)

@@ -4,20 +4,21 @@
 #   scripts/test.sh
 #
 # Phases: Debian packages, build (CUDA plugin too when nvcc exists), make
-# install, engine unit tests (ctest), a private PostgreSQL cluster, pg_regress
+# install, engine unit tests (ctest), the bit-exact ones again built for
+# aarch64 under qemu-user, a private PostgreSQL cluster, pg_regress
 # (make installcheck), libpqxx integration tests, the Python comparison with
 # scikit-learn; the cluster is stopped at the end. The last line is
 #   pg_kmeans tests: N passed, M failed
 # and the exit status is non-zero when anything failed. Logs: $BUILD_DIR/test-logs/.
 # Knobs: see scripts/common.sh; PGKM_TEST_PORT (55611), PGKM_TEST_PGDIR
-# (/tmp/pgkm-test-PORT), PGKM_TEST_ONLY="unit regress integration python".
+# (/tmp/pgkm-test-PORT), PGKM_TEST_ONLY="unit arm regress integration python".
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 cd "$ROOT"
 
 PORT=${PGKM_TEST_PORT:-55611}
 PGDIR=${PGKM_TEST_PGDIR:-/tmp/pgkm-test-$PORT}
-ONLY=${PGKM_TEST_ONLY:-unit regress integration python}
+ONLY=${PGKM_TEST_ONLY:-unit arm regress integration python}
 LOGS=$ROOT/$BUILD_DIR/test-logs
 PASSED=0; FAILED=0
 SUMMARY=()
@@ -134,6 +135,14 @@ grep -E '^(ENGINE_HAVE_CUDA|CUDA_PLUGIN)' "$BUILD_DIR/engine_link.mk" | sed 's/^
 setup_step install make install "${MAKE_VARS[@]}"
 
 test_phase unit count_ctest bash -c "cd '$BUILD_DIR' && ctest --output-on-failure -j$JOBS --timeout 300"
+
+# The unit tests that pin bit-exact arithmetic (reference runs, exact row distances, k-means++,
+# pruning, thread-count independence), built for aarch64 and run under qemu-user: what x86-64
+# cannot show (FMA contraction, the portable paths). The whole set: bash tests/arm/qemu_check.sh.
+ARM_TESTS='Reference*:RowDistance.*:Kmeanspp.*:KmeansppSample.*:KmeansppGroups.SameCentersAsTheFloatReferenceOnBlobs'
+ARM_TESTS+=':KmeansppGroups.ExactTies*:Determinism.UpdateMatches*:Invariants*:PrunedAssign*:Nearest*:Units.*'
+ARM_TESTS+=':ThreadPool.*:GpuPlugin.*'
+test_phase arm count_gtest bash tests/arm/qemu_check.sh "$ARM_TESTS"
 
 start_cluster() {
   # A fresh cluster every run; stop one left behind by an interrupted run first.
