@@ -5,6 +5,7 @@
 #
 #   scripts/install-deps.sh             # build + tests
 #   scripts/install-deps.sh --bench     # also PostGIS (bench/ compares with ST_ClusterKMeans)
+#   scripts/install-deps.sh --arm       # also the aarch64 cross compiler and qemu-user (tests/arm)
 #
 # PostgreSQL packages are pinned to the version of postgresql-15 that is
 # installed (or, on a bare machine, to its candidate): postgresql-plpython3-15
@@ -13,11 +14,12 @@
 # bookworm-security has a newer point release (see shared/notes/toolchain.md §1).
 set -euo pipefail
 
-BENCH=0
+BENCH=0 ARM=0
 for arg in "$@"; do
   case $arg in
     --bench|--postgis) BENCH=1 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --arm) ARM=1 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -28,11 +30,11 @@ APT_OPTS=(-y -qq --no-install-recommends -o Dpkg::Use-Pty=0 -o Dpkg::Options::=-
 
 # Unpinned packages: toolchain, libraries, Python side of the tests.
 PLAIN=(g++ make cmake pkg-config libpqxx-dev libopenblas-dev googletest libgtest-dev libgmock-dev
-       python3 python3-numpy python3-sklearn python3-psycopg2 python3-pytest procps
-       g++-aarch64-linux-gnu qemu-user)   # the last two: tests/arm/qemu_check.sh
+       python3 python3-numpy python3-sklearn python3-psycopg2 python3-pytest procps)
 # Packages built from the postgresql-15 source: pinned to one version.
 PG_PINNED=(postgresql-15 postgresql-client-15 postgresql-server-dev-15 postgresql-plpython3-15 libpq-dev libpq5)
 BENCH_PKGS=(postgresql-15-postgis-3)
+ARM_PKGS=(g++-aarch64-linux-gnu qemu-user)
 
 # Installed version of a package, or nothing (never fails: set -e + pipefail).
 installed_version() { { dpkg-query -W -f='${db:Status-Abbrev}${Version}' "$1" 2>/dev/null || true; } | sed -n 's/^ii *//p'; }
@@ -43,6 +45,9 @@ for p in "${PLAIN[@]}" "${PG_PINNED[@]}"; do
 done
 if [ "$BENCH" = 1 ]; then
   for p in "${BENCH_PKGS[@]}"; do [ -n "$(installed_version "$p")" ] || missing+=("$p"); done
+fi
+if [ "$ARM" = 1 ]; then
+  for p in "${ARM_PKGS[@]}"; do [ -n "$(installed_version "$p")" ] || missing+=("$p"); done
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -127,7 +127,9 @@ T_START=$(now)
 mkdir -p "$LOGS"
 
 if [ "${SKIP_DEPS:-0}" != 1 ]; then
-  setup_step deps "$ROOT/scripts/install-deps.sh"
+  DEPS_ARGS=()
+  case " $ONLY " in *" arm "*) DEPS_ARGS=(--arm) ;; esac
+  setup_step deps "$ROOT/scripts/install-deps.sh" "${DEPS_ARGS[@]}"
 fi
 build() { reconfigure_if_changed && make -j"$JOBS" "${MAKE_VARS[@]}"; }
 setup_step build build
