@@ -21,7 +21,6 @@ public:
 
 	T		   &operator[](int w) { return slots_[w].value; }
 	const T    &operator[](int w) const { return slots_[w].value; }
-	int			size() const { return (int) slots_.size(); }
 
 private:
 	struct alignas(64) Slot

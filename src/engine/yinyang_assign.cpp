@@ -357,17 +357,15 @@ YinyangAssign::open_row(int64_t i, Scratch &s, Work &w, int32_t *out)
 	glb_[i] = glb;
 	gtau_[i] = now_;
 	double		u = u_[i];
-	if (glb > m.thr(u))
+	const bool	settled = glb > m.thr(u);
+	if (!settled || now_ - tau >= YY_LAG_PASSES)
 	{
-		if (now_ - tau >= YY_LAG_PASSES)
-		{
-			lower_bounds_drift(lb, lagv, t);
-			tau_[i] = now_;
-		}
-		return;
+		/* written out: the row is searched next, or its pass leaves the table */
+		lower_bounds_drift(lb, lagv, t);
+		tau_[i] = now_;
 	}
-	lower_bounds_drift(lb, lagv, t);
-	tau_[i] = now_;
+	if (settled)
+		return;
 	Slot	   *sl;
 	if (!open_slot(i, a, w, &sl))
 	{
