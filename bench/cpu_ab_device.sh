@@ -9,6 +9,9 @@
 #             (carry .gpuhost and .tmp/ab; the working tree is "after")
 #   GPU host: [THREADS="16 1"] [SHAPES="n,d,k ..."] bash bench/cpu_ab_device.sh phases
 #             (this tree only: greedy k-means++'s time per step phase, init_bench's kpp_phase_ms)
+#   GPU host: [THREADS="1 2 4 8 16"] [SHAPES="n,d,k ..."] [ROUNDS=2] bash bench/cpu_ab_device.sh iters
+#             (this tree, and the before tree when packed: Lloyd's iteration time per phase
+#             (assignment pass, update, rest), init_bench's iter_phase_ms)
 #   GPU host: [THREADS=16,2,1] bash bench/cpu_ab_device.sh libs [cpu_libs_bench.py arguments]
 #             (bench/run_cpu_libs_bench.sh offline from .devsend/wheels, with the before tree's
 #             engine as method "base", alternated with ours)
@@ -28,8 +31,8 @@ case "${1:-}" in
     git rev-parse "$2" > .tmp/ab/before.rev
     echo "packed $(cat .tmp/ab/before.rev) into .tmp/ab/before.tar.gz"
     exit 0 ;;
-  run|phases|pool|libs) ;;
-  *) echo "usage: $0 pack REV | run | phases | pool | libs" >&2; exit 2 ;;
+  run|phases|iters|pool|libs) ;;
+  *) echo "usage: $0 pack REV | run | phases | iters | pool | libs" >&2; exit 2 ;;
 esac
 
 # shellcheck source=tests/gpu/host_env.sh
@@ -61,6 +64,39 @@ if [ "$1" = phases ]; then
   exit 0
 fi
 BEFORE_SRC=/tmp/ab-before
+if [ "$1" = iters ]; then
+  builds=after
+  if [ -f .tmp/ab/before.tar.gz ]; then
+    rm -rf "$BEFORE_SRC" && mkdir -p "$BEFORE_SRC" && tar -C "$BEFORE_SRC" -xzf .tmp/ab/before.tar.gz
+    build "$BEFORE_SRC" & build "$ROOT"; wait
+    builds="before after"
+    echo "# before = $(cat .tmp/ab/before.rev 2>/dev/null || echo '?'), after = this working tree"
+  else
+    build "$ROOT"
+  fi
+  "${PYTHON:-python3}" bench/init_bench.py --threads 1 --seeds 0 --iters 1 --no-sklearn --inits random \
+    --build-dir "$ROOT/build-cpuab" > /dev/null
+  data=/tmp/pgkm-cpu-libs-bench
+  echo "build threads shape round median_ms_per_it phase_ms_per_it(assign pass, update, rest)"
+  for t in ${THREADS:-1 2 4 8 16}; do
+    for sh in ${SHAPES:-1000000,2,8 1000000,16,64 200000,128,256 100000,768,100 245760,32,32}; do
+      sh=${sh//,/ }
+      set -- $sh
+      for r in $(seq "${ROUNDS:-2}"); do
+        for b in $builds; do
+          dir=$ROOT; [ $b = before ] && dir=$BEFORE_SRC
+          "$dir/build-cpuab/bench/init_bench" "$data/n$1_d$2.f32" "$1" "$2" "$3" "$t" 20 random 0 |
+            "${PYTHON:-python3}" -c "
+import json, sys
+o = json.load(sys.stdin); it = sorted(o['iter_s']); n = len(it)
+ph = o.get('iter_phase_ms', [float('nan')] * 3)
+print('$b', $t, '$1x$2,k=$3', $r, '%.3f' % (it[n // 2] * 1e3), ' '.join('%.3f' % (p / n) for p in ph), o['inertia'])"
+        done
+      done
+    done
+  done
+  exit 0
+fi
 rm -rf "$BEFORE_SRC" && mkdir -p "$BEFORE_SRC" && tar -C "$BEFORE_SRC" -xzf .tmp/ab/before.tar.gz
 if [ "$1" = pool ]; then
   for b in before after; do

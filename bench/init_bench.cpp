@@ -14,7 +14,8 @@
  * initial and the final centroids when named. Prints one JSON object: the
  * init time, each iteration's time (seconds), greedy k-means++'s time per
  * step phase (ms, internal_hooks.h's order) and its grouped and undecided
- * steps, iterations, inertia, k.
+ * steps, the Lloyd iterations' time per phase (ms: assignment pass, update,
+ * rest), iterations, inertia, k.
  */
 #include "internal_hooks.h"
 #include "bench_run.h"
@@ -112,6 +113,11 @@ main(int argc, char **argv)
 	printf(", \"kpp_phase_ms\": [");
 	for (int p = 0; p < PGKM_KPP_PHASES; p++)
 		printf("%s%.3f", p ? ", " : "", phase_ns[p] * 1e-6);
+	int64_t		iter_ns[PGKM_ITER_PHASES];
+	pgkm_internal_iter_phase_ns(iter_ns);
+	printf("], \"iter_phase_ms\": [");
+	for (int p = 0; p < PGKM_ITER_PHASES; p++)
+		printf("%s%.3f", p ? ", " : "", iter_ns[p] * 1e-6);
 	int64_t		grouped_steps, undecided_steps;
 	pgkm_internal_kpp_steps(&grouped_steps, &undecided_steps);
 	printf("], \"kpp_grouped_steps\": %lld, \"kpp_undecided_steps\": %lld", (long long) grouped_steps,

@@ -33,6 +33,15 @@ void		pgkm_internal_kpp_steps(int64_t *grouped, int64_t *undecided);
 void		pgkm_internal_kpp_phase_ns(int64_t *ns);
 
 /*
+ * Nanoseconds that the CPU device's iterations (cpu_device.cpp) spent per
+ * phase since the last call (for benchmarks): the assignment pass (with the
+ * sums it fuses), the centroid update, the rest of iterate. Fills
+ * PGKM_ITER_PHASES values.
+ */
+#define PGKM_ITER_PHASES 3
+void		pgkm_internal_iter_phase_ns(int64_t *ns);
+
+/*
  * k-means++'s sample on the CPU: max(min_rows, per_center k) rows, at most n;
  * per_center 0: every row (full-data greedy k-means++); -1 and -1: the
  * defaults (init.h). Returns the previous per_center.
