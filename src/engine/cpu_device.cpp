@@ -76,14 +76,18 @@ useful_threads(int32_t n_threads, int64_t n, int32_t d, int32_t k)
  * features a row's fixed costs (the fp64 distance, the chunk's loop) make
  * labelling it about four times its add even at k = 8 (1M x 2, one thread:
  * 4.3 against 1.1 ns), so 2 workers fuse too (at 2 threads, 1M x 2, k = 8:
- * 5.9 -> 4.2 ms CPU per iteration).
+ * 5.9 -> 4.2 ms CPU per iteration); and so do more: there the one adder
+ * holds the pass back, but the update's parts would cost more (each scans
+ * every label and, with several rows to a cache line, reads every line of
+ * the rows: at 16 threads, 1M x 2, k = 8, 2.1-2.6 ms against 1.8-3.3 for
+ * all the adds on one core).
  */
 static constexpr int32_t FUSED_MAX_D = 4;
 
 static bool
 fused_sums(int threads, int32_t d, int32_t k)
 {
-	return threads == 1 || threads * 20 <= k || (d <= FUSED_MAX_D && threads <= 2);
+	return threads == 1 || threads * 20 <= k || d <= FUSED_MAX_D;
 }
 
 /* Time per iteration phase (internal_hooks.h): a clock read between phases. */
