@@ -37,6 +37,9 @@ add_rows_in_order(const float *x, int64_t rows, int32_t d, const int32_t *labels
 	}
 }
 
+/* Listed rows ahead whose first line add_listed asks for. */
+static constexpr int32_t LISTED_PREFETCH = 8;
+
 /* D > 0: every feature of d = D rows (j0 = 0, j1 = D) */
 template <int D>
 __attribute__((always_inline)) static inline void
@@ -47,6 +50,9 @@ add_listed(const float *x, int32_t d, int32_t j0, int32_t j1, const int32_t *row
 		d = D, j0 = 0, j1 = D;
 	for (int32_t t = 0; t < m; t++)
 	{
+		/* the listed rows are far apart: their loads would wait one at a time behind the sums */
+		if (D == 0 && t + LISTED_PREFETCH < m)
+			__builtin_prefetch(x + (int64_t) rows[t + LISTED_PREFETCH] * d + j0);
 		const float *xi = x + (int64_t) rows[t] * d;
 		double	   *__restrict sr = sums + (int64_t) labels[rows[t]] * d;
 		for (int32_t j = j0; j < j1; j++)
