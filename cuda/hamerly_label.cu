@@ -331,15 +331,7 @@ label_fp64_kernel(HamArgs a, bool wide)
 			finish_best<YY>(b, s, bidx);
 			const int	row = rows_s[rg * 4 + p];
 			if (cl == 0 && row >= 0)
-			{
-				const int	lbl = bidx >= 0 ? bidx : 0;
-				moved += a.labels[row] != lbl;
-				a.labels[row] = lbl;
-				if (YY)
-					a.glower[(size_t) (a.pos[lbl] / YY_GROUP) * a.n + row] = lower(sw[p], p);
-				else
-					a.lower[row] = lower(s, p);
-			}
+				write_label(a, row, bidx >= 0 ? bidx : 0, lower(YY ? sw[p] : s, p), moved);
 		}
 	}
 	count_moves(a, moved, 0);
@@ -430,13 +422,7 @@ label_fp64_wide_kernel(HamArgs a)
 					w = hsw[h];
 				merge_best(b, s, bidx, hb[h], hs[h], hbi[h]);
 			}
-			const int	lbl = bidx >= 0 ? bidx : 0;
-			moved += a.labels[row] != lbl;
-			a.labels[row] = lbl;
-			if (YY)
-				a.glower[(size_t) (a.pos[lbl] / YY_GROUP) * a.n + row] = lower(w, 0);
-			else
-				a.lower[row] = lower(s, 0);
+			write_label(a, row, bidx >= 0 ? bidx : 0, lower(YY ? w : s, 0), moved);
 		}
 	}
 	count_moves(a, moved, 0);

@@ -110,21 +110,26 @@ zero_tile(T (&acc)[P][Q])
 }
 
 /*
- * A float level's verdict on a row: its label and l where proven (Yinyang:
- * its label's group bound low), else the row listed for the fp64 level.
+ * A decided row: its label, the move if it changed, and its bound low (l,
+ * or for Yinyang the bound of its label's group).
  */
+__device__ __forceinline__ void
+write_label(const HamArgs &a, int row, int label, double low, unsigned &moved)
+{
+	moved += a.labels[row] != label;
+	a.labels[row] = label;
+	if (a.t)
+		a.glower[(size_t) (a.pos[label] / YY_GROUP) * a.n + row] = low;
+	else
+		a.lower[row] = low;
+}
+
+/* A float level's verdict on a row: written where proven, else listed for the fp64 level. */
 __device__ __forceinline__ void
 settle_row(const HamArgs &a, int row, bool proven, int bi, double low, unsigned &moved)
 {
 	if (proven)
-	{
-		moved += a.labels[row] != bi;
-		a.labels[row] = bi;
-		if (a.t)
-			a.glower[(size_t) (a.pos[bi] / YY_GROUP) * a.n + row] = low;
-		else
-			a.lower[row] = low;
-	}
+		write_label(a, row, bi, low, moved);
 	else
 		a.ties[atomicAdd(a.open_count + 1, 1u)] = row;
 }
