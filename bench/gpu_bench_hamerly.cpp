@@ -48,9 +48,9 @@ line(const char *method, const EngineRun &r, int64_t n, double total_s)
 		return;
 	}
 	const double skipped = r.distances_lloyd > 0 ? 1.0 - (double) r.distances / (double) r.distances_lloyd : NAN;
-	printf("   %-8s | %5d %4d | %9.4f %9.3f %9.3f | %6.1f %% | %-8s | %.15g\n", method, r.iterations, r.converged,
-		   median(r.iter_s) * 1e3, r.iter_s.empty() ? NAN : r.iter_s[0] * 1e3, total_s, 100 * skipped,
-		   r.method_used.c_str(), r.final_inertia / n);
+	printf("   %-8s | %5d %4d | %9.4f %9.3f %9.3f | %6.1f %% | %-8s | %.15g | create %.1f ms, final %.1f ms\n", method,
+		   r.iterations, r.converged, median(r.iter_s) * 1e3, r.iter_s.empty() ? NAN : r.iter_s[0] * 1e3, total_s,
+		   100 * skipped, r.method_used.c_str(), r.final_inertia / n, r.create_s * 1e3, r.final_s * 1e3);
 }
 
 }							/* namespace */
@@ -104,8 +104,8 @@ hamerly_bench(const Plugin &pl, int64_t max_n)
 		const int64_t n = std::min(c.n, max_n);
 		make_gauss_blobs(x, n, c.d, c.k, c.lo, c.hi, c.sigma, 2011 + c.k + (uint64_t) (c.sigma * c.sigma * 1e4));
 		printf("\n== n = %lld, d = %d, k = %d, %s, max_iter %d ==\n", (long long) n, c.d, c.k, c.what, c.max_iter);
-		printf("   %-8s | %5s %4s | %9s %9s %9s | %8s | %-8s | %s\n", "method", "iters", "conv", "ms/it", "it1_ms",
-			   "total_s", "skipped", "ran", "inertia/n");
+		printf("   %-8s | %5s %4s | %9s %9s %9s | %8s | %-8s | %s | %s\n", "method", "iters", "conv", "ms/it", "it1_ms",
+			   "total_s", "skipped", "ran", "inertia/n", "the last run's create and final assignment");
 		{
 			pgkm_options o = gpu_random_options(c.k, 2, pl.file);
 			(void) run_engine(x, n, c.d, o);	/* warm-up */
