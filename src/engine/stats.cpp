@@ -13,8 +13,17 @@
 namespace pgkm
 {
 
-/* Rows per chunk of the statistics pass. */
-static constexpr int64_t STATS_CHUNK = 65536;
+/*
+ * Rows per chunk of the statistics pass: about 65,536 values, so that a
+ * chunk's loop is long but every thread gets chunks (65,536 rows a chunk
+ * left 245,760 x 32 on 4 threads and 100k x 768 on 2), and at least 64 rows,
+ * which keeps the chunks' partial sums (d each) under 1/32 of the data.
+ */
+int64_t
+stats_chunk_rows(int32_t d)
+{
+	return std::max<int64_t>(64, (65536 + d - 1) / d);
+}
 
 /*
  * One parallel pass of per-chunk column sums: for each row, add(xi, i, ch, p)
@@ -27,8 +36,9 @@ static void
 chunk_column_sums(const float *x, int64_t n, int32_t d, ThreadPool *pool,
 				  std::vector<double> &part, int64_t nchunks, AddRow add)
 {
+	const int64_t rows = stats_chunk_rows(d);
 	pool->parallel_for(nchunks, [&](int64_t ch, int w) {
-		int64_t		r0 = ch * STATS_CHUNK, r1 = std::min(n, r0 + STATS_CHUNK);
+		int64_t		r0 = ch * rows, r1 = std::min(n, r0 + rows);
 		double	   *p = part.data() + (size_t) ch * d;
 		std::fill(p, p + d, 0.0);
 		for (int64_t i = r0; i < r1; i++)
@@ -49,7 +59,7 @@ chunk_column_sums(const float *x, int64_t n, int32_t d, ThreadPool *pool,
 DataStats
 data_statistics(const float *x, int64_t n, int32_t d, ThreadPool *pool)
 {
-	const int64_t nchunks = (n + STATS_CHUNK - 1) / STATS_CHUNK;
+	const int64_t nchunks = (n + stats_chunk_rows(d) - 1) / stats_chunk_rows(d);
 	const float limit = (float) max_safe_abs(d);
 	std::vector<double> part((size_t) nchunks * d);
 	std::vector<int64_t> bad(nchunks, -1);

@@ -26,6 +26,9 @@ struct DataStats
  */
 DataStats	data_statistics(const float *x, int64_t n, int32_t d, ThreadPool *pool);
 
+/* Rows per chunk of that pass (shape only); its partial sums hold d doubles a chunk. */
+int64_t		stats_chunk_rows(int32_t d);
+
 }							/* namespace pgkm */
 
 #endif							/* PGKM_STATS_H */
