@@ -25,28 +25,96 @@ stats_chunk_rows(int32_t d)
 	return std::max<int64_t>(64, (65536 + d - 1) / d);
 }
 
+/* Rows in interleaved accumulators up to this many features (a short row's columns are too few chains). */
+static constexpr int32_t BANKED_MAX_D = 16;
+static constexpr int ROW_BANKS = 4;
+
 /*
- * One parallel pass of per-chunk column sums: for each row, add(xi, i, ch, p)
- * adds its terms into the chunk's d partials p, or returns false to stop the
- * chunk (the caller records why). Chunks are fixed-size and reduced in chunk
- * order by the caller, so the sums do not depend on the thread count.
+ * p[0..d) = the column sums of f(value, column) over rows [r0, r1) of x;
+ * with a limit, false when a value is beyond it or NaN (p then unused).
+ * Up to BANKED_MAX_D features, row i goes to accumulator i mod ROW_BANKS
+ * (one chain a column made every row wait for the last row's add: the pass
+ * ran at about 10 cycles a row at d = 2), combined as (a0 + a1) + (a2 + a3);
+ * longer rows add in row order, their columns being the independent
+ * chains. The order depends on the shape only.
  */
-template <class AddRow>
+template <int D, class F>
+static inline bool
+column_sums(const float *x, int64_t r0, int64_t r1, int32_t dd, double *p, const float *limit, F f)
+{
+	const int32_t d = D > 0 ? D : dd;
+	const float lim = limit ? *limit : __builtin_inff();
+	bool		ok = true;
+	if (d > BANKED_MAX_D)
+	{
+		std::fill(p, p + d, 0.0);
+		for (int64_t i = r0; i < r1; i++)
+			for (int32_t j = 0; j < d; j++)
+			{
+				const float v = x[i * d + j];
+				ok &= !limit || std::fabs(v) <= lim;	/* false for NaN too */
+				p[j] += f(v, j);
+			}
+		return ok;
+	}
+	double		acc[ROW_BANKS][BANKED_MAX_D] = {};
+	int64_t		i = r0;
+	for (; i + ROW_BANKS <= r1; i += ROW_BANKS)
+		for (int b = 0; b < ROW_BANKS; b++)
+			for (int32_t j = 0; j < d; j++)
+			{
+				const float v = x[(i + b) * d + j];
+				ok &= !limit || std::fabs(v) <= lim;
+				acc[b][j] += f(v, j);
+			}
+	for (int b = 0; i < r1; i++, b++)
+		for (int32_t j = 0; j < d; j++)
+		{
+			const float v = x[i * d + j];
+			ok &= !limit || std::fabs(v) <= lim;
+			acc[b][j] += f(v, j);
+		}
+	for (int32_t j = 0; j < d; j++)
+		p[j] = (acc[0][j] + acc[1][j]) + (acc[2][j] + acc[3][j]);
+	return ok;
+}
+
+/* column_sums with d fixed at compile time where rows are shortest (the loop's own overhead) */
+template <class F>
+static bool
+column_sums_any(const float *x, int64_t r0, int64_t r1, int32_t d, double *p, const float *limit, F f)
+{
+	switch (d)
+	{
+		case 1: return column_sums<1>(x, r0, r1, d, p, limit, f);
+		case 2: return column_sums<2>(x, r0, r1, d, p, limit, f);
+		case 3: return column_sums<3>(x, r0, r1, d, p, limit, f);
+		case 4: return column_sums<4>(x, r0, r1, d, p, limit, f);
+		default: return column_sums<0>(x, r0, r1, d, p, limit, f);
+	}
+}
+
+/*
+ * One parallel pass of per-chunk column sums of f into part (d a chunk).
+ * Chunks are fixed-size and reduced in chunk order by the caller, so the
+ * sums do not depend on the thread count. With limit, a chunk holding a
+ * value beyond it (or NaN) records the first one's index in bad.
+ */
+template <class F>
 static void
-chunk_column_sums(const float *x, int64_t n, int32_t d, ThreadPool *pool,
-				  std::vector<double> &part, int64_t nchunks, AddRow add)
+chunk_column_sums(const float *x, int64_t n, int32_t d, ThreadPool *pool, std::vector<double> &part,
+				  int64_t nchunks, const float *limit, std::vector<int64_t> *bad, F f)
 {
 	const int64_t rows = stats_chunk_rows(d);
 	pool->parallel_for(nchunks, [&](int64_t ch, int w) {
-		int64_t		r0 = ch * rows, r1 = std::min(n, r0 + rows);
-		double	   *p = part.data() + (size_t) ch * d;
-		std::fill(p, p + d, 0.0);
-		for (int64_t i = r0; i < r1; i++)
+		pool->checkpoint(w);
+		const int64_t r0 = ch * rows, r1 = std::min(n, r0 + rows);
+		if (!column_sums_any(x, r0, r1, d, part.data() + (size_t) ch * d, limit, f))
 		{
-			if ((i & 0x3FFF) == 0)
-				pool->checkpoint(w);
-			if (!add(x + i * d, i, ch, p))
-				return;
+			int64_t		t = r0 * d;
+			while (std::fabs(x[t]) <= *limit)
+				t++;
+			(*bad)[ch] = t;
 		}
 	});
 }
@@ -63,18 +131,7 @@ data_statistics(const float *x, int64_t n, int32_t d, ThreadPool *pool)
 	const float limit = (float) max_safe_abs(d);
 	std::vector<double> part((size_t) nchunks * d);
 	std::vector<int64_t> bad(nchunks, -1);
-	chunk_column_sums(x, n, d, pool, part, nchunks, [&](const float *xi, int64_t i, int64_t ch, double *p) {
-		for (int32_t j = 0; j < d; j++)
-		{
-			if (!(std::fabs(xi[j]) <= limit))	/* NaN and infinity too */
-			{
-				bad[ch] = i * d + j;
-				return false;
-			}
-			p[j] += xi[j];
-		}
-		return true;
-	});
+	chunk_column_sums(x, n, d, pool, part, nchunks, &limit, &bad, [](float v, int32_t) { return (double) v; });
 	for (int64_t ch = 0; ch < nchunks; ch++)
 		if (bad[ch] >= 0)
 		{
@@ -96,13 +153,9 @@ data_statistics(const float *x, int64_t n, int32_t d, ThreadPool *pool)
 	for (int32_t j = 0; j < d; j++)
 		s.mean[j] /= (double) n;
 	const double *mean = s.mean.data();
-	chunk_column_sums(x, n, d, pool, part, nchunks, [&](const float *xi, int64_t, int64_t, double *p) {
-		for (int32_t j = 0; j < d; j++)
-		{
-			double		t = (double) xi[j] - mean[j];
-			p[j] += t * t;
-		}
-		return true;
+	chunk_column_sums(x, n, d, pool, part, nchunks, nullptr, nullptr, [mean](float v, int32_t j) {
+		const double t = (double) v - mean[j];
+		return t * t;
 	});
 	double		var_sum = 0;
 	for (int32_t j = 0; j < d; j++)
