@@ -94,11 +94,12 @@ TEST(Determinism, IdenticalAcrossThreadCounts)
  * The update sums each cluster's rows in fp64 in row order, however the
  * clusters are cut into parts and the parts into feature slices, or the
  * assignment pass adds them chunk by chunk in chunk order (up to k / 20
- * workers): the run follows the fp64 reference Lloyd bit for bit at 1, 2, 7
- * and 16 threads (k = 3 with 48 features: slices; k = 40 at d = 2: one part
- * per thread, or the pass at 2 threads; k = 330 at d = 24: the pass at every
- * thread count, 141 chunks labelled by 16 workers; n no multiple of the
- * update's block or of a chunk).
+ * workers, and at any thread count below 5 features): the run follows the
+ * fp64 reference Lloyd bit for bit at 1, 2, 7 and 16 threads (k = 3 with 48
+ * features: parts and slices; k = 40 at d = 2: the pass, one adder behind up
+ * to 15 labellers; k = 330 at d = 24: the pass at every thread count, 141
+ * chunks labelled by 16 workers; n no multiple of the update's block or of
+ * a chunk).
  */
 TEST(Determinism, UpdateMatchesTheReferenceForAnyThreadCount)
 {
