@@ -438,7 +438,7 @@ pgkm_run::finish()
 		best_cluster_inertia_[best_.labels[i]] += best_.dist[i];
 	/* in the caller's units: coordinates unshifted and unscaled, distances unscaled (powers of two) */
 	results_to_callers_units(units_, d_, true, best_.dist, best_cluster_inertia_, best_.inertia,
-							 {&best_.centers, &best_.init_centers});
+							 {&best_.centers, &best_.init_centers}, pool_.get());
 	std::vector<int32_t>().swap(cur_.labels);
 	std::vector<double>().swap(cur_.dist);
 	device_.reset();

@@ -3,9 +3,13 @@
  */
 #include "units.h"
 #include "errors.h"
+#include "thread_pool.h"
 #include "util.h"
 
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <cstdlib>
 
 namespace pgkm
 {
@@ -20,6 +24,11 @@ max_safe_abs(int32_t d)
 Units::Units(const double *shift, int32_t scale_log2, int32_t d)
 	: shift_(d, 0.0), e_(scale_log2), identity_(scale_log2 == 0)
 {
+	if (std::abs(scale_log2) <= 500)
+	{
+		inv_scale_ = std::ldexp(1.0, -scale_log2);
+		inv_scale2_ = std::ldexp(1.0, -2 * scale_log2);
+	}
 	if (scale_log2 < -PGKM_MAX_SCALE_LOG2 || scale_log2 > PGKM_MAX_SCALE_LOG2)
 		throw EngineError(PGKM_ERR_INVALID,
 						  fmt("scale_log2 must be between %d and %d (got %d)", -PGKM_MAX_SCALE_LOG2,
@@ -51,30 +60,70 @@ Units::coordinate(double v, int32_t j) const
 	return identity_ ? v : std::ldexp(v, -e_) + shift_[j];
 }
 
-/* (e = 0 is the common case: results are converted per row) */
+/*
+ * (Converted per row.) A product by an exact power of two is rounded once,
+ * as ldexp's result is, subnormal and overflowing results included, so both
+ * give the same bits; the product is the cheaper.
+ */
 double
 Units::distance(double v) const
 {
-	return e_ == 0 ? v : std::ldexp(v, -e_);
+	return e_ == 0 ? v : inv_scale_ != 0 ? v * inv_scale_ : std::ldexp(v, -e_);
 }
 
 double
 Units::squared(double v) const
 {
-	return e_ == 0 ? v : std::ldexp(v, -2 * e_);
+	return e_ == 0 ? v : inv_scale2_ != 0 ? v * inv_scale2_ : std::ldexp(v, -2 * e_);
 }
+
+/* Rows per task of the distances' conversion. */
+static constexpr int64_t UNITS_CHUNK = 65536;
 
 void
 results_to_callers_units(const Units &u, int32_t d, bool scaled_distances, std::vector<double> &dist,
 						 std::vector<double> &cluster_inertia, double &inertia,
-						 std::initializer_list<std::vector<double> *> coordinates)
+						 std::initializer_list<std::vector<double> *> coordinates, ThreadPool *pool)
 {
-	for (double &v : dist)
-		v = std::sqrt(v);
+	/*
+	 * A value each, so any split gives the same bits; a task that meets a
+	 * value beyond range looks for its first one again (the loop itself
+	 * only ands a flag, so that it vectorises where no power of two scales).
+	 */
+	const int64_t n = (int64_t) dist.size();
+	const int64_t nchunks = (n + UNITS_CHUNK - 1) / UNITS_CHUNK;
+	const bool	scale = scaled_distances && !u.identity_distances();
+	std::vector<int64_t> first_bad(nchunks, -1);
+	const auto	convert = [&](int64_t ch, int) {
+		double	   *v = dist.data();
+		const int64_t i0 = ch * UNITS_CHUNK, i1 = std::min(n, i0 + UNITS_CHUNK);
+		bool		ok = true;
+		if (scale)
+			for (int64_t i = i0; i < i1; i++)
+			{
+				v[i] = u.distance(std::sqrt(v[i]));
+				ok &= std::fabs(v[i]) <= DBL_MAX;
+			}
+		else
+			for (int64_t i = i0; i < i1; i++)
+			{
+				v[i] = std::sqrt(v[i]);
+				ok &= std::fabs(v[i]) <= DBL_MAX;	/* false for NaN and infinity */
+			}
+		for (int64_t i = i0; !ok; i++)
+			if (!(std::fabs(v[i]) <= DBL_MAX))
+			{
+				first_bad[ch] = i;
+				ok = true;
+			}
+	};
+	if (pool && nchunks > 1)
+		pool->parallel_for(nchunks, convert);
+	else
+		for (int64_t ch = 0; ch < nchunks; ch++)
+			convert(ch, 0);
 	if (scaled_distances)
 	{
-		for (double &v : dist)
-			v = u.distance(v);
 		for (double &v : cluster_inertia)
 			v = u.squared(v);
 		inertia = u.squared(inertia);
@@ -86,8 +135,8 @@ results_to_callers_units(const Units &u, int32_t d, bool scaled_distances, std::
 			if (!std::isfinite((*m)[i]))
 				throw EngineError(PGKM_ERR_RANGE, "a centroid is beyond the range of double precision");
 		}
-	for (size_t i = 0; i < dist.size(); i++)
-		if (!std::isfinite(dist[i]))
+	for (int64_t i : first_bad)
+		if (i >= 0)
 			throw EngineError(PGKM_ERR_RANGE,
 							  fmt("the distance of row %lld (0-based) to its centroid is beyond the range of double precision",
 								  (long long) i));

@@ -19,6 +19,8 @@
 namespace pgkm
 {
 
+class ThreadPool;
+
 /*
  * The largest |x| the float32 kernels take for d features: every float
  * value they form (sum of d squared differences, ||c||^2 - 2 x.c on
@@ -33,6 +35,8 @@ public:
 	Units(const double *shift, int32_t scale_log2, int32_t d);
 
 	bool		identity() const { return identity_; }
+	/* Whether distances are the same in both units (no scale, whatever the shift). */
+	bool		identity_distances() const { return e_ == 0; }
 	/* A coordinate in the caller's units to the engine's, in fp64 (may be +-inf). */
 	double		to_engine(double v, int32_t j) const;
 	/* Engine units to the caller's: a coordinate, a distance, a squared distance. */
@@ -44,6 +48,8 @@ private:
 	std::vector<double> shift_;
 	int32_t		e_;
 	bool		identity_;
+	/* 2^-e and 2^-2e where they are normal doubles (0: ldexp): a product by them rounds as ldexp */
+	double		inv_scale_ = 0, inv_scale2_ = 0;
 };
 
 /*
@@ -52,12 +58,15 @@ private:
  * squares (cluster_inertia, inertia) and the coordinates (each k x d) are
  * converted; scaled_distances false keeps distances and sums as they are
  * (kernel k-means' feature-space ones, which the scale does not change).
- * A value beyond double's range throws EngineError(PGKM_ERR_RANGE).
+ * A value beyond double's range throws EngineError(PGKM_ERR_RANGE). The
+ * distances are converted on pool's threads when given (a few ms a million
+ * rows on one; the same bits either way).
  */
 void		results_to_callers_units(const Units &u, int32_t d, bool scaled_distances,
 									 std::vector<double> &dist,
 									 std::vector<double> &cluster_inertia, double &inertia,
-									 std::initializer_list<std::vector<double> *> coordinates);
+									 std::initializer_list<std::vector<double> *> coordinates,
+									 ThreadPool *pool = nullptr);
 
 }							/* namespace pgkm */
 

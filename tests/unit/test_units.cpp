@@ -7,9 +7,14 @@
  */
 #include "blobs.h"
 #include "engine_run.h"
+#include "errors.h"
 #include "reference.h"
+#include "thread_pool.h"
+#include "units.h"
 
 #include <cmath>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -154,4 +159,74 @@ TEST(Units, BadTransformsAreRejected)
 	EXPECT_EQ(r.status, PGKM_ERR_INVALID);
 	o.shift = &far;				/* ... but fine when the data sits at 1e30 too */
 	EXPECT_EQ(run_engine(x, 1, o).status, PGKM_DONE);
+}
+
+/*
+ * The distances' conversion on a pool (results_to_callers_units): the same
+ * bits as on one thread over several tasks' rows, and the first row beyond
+ * double's range named when later tasks hold others too.
+ */
+TEST(Units, DistancesConvertedOnThreadsAsOnOne)
+{
+	const int64_t n = 200001;	/* four tasks of 65,536 rows, the last short */
+	const pgkm::Units u(nullptr, -300, 2);	/* caller's distances 2^300 times the engine's */
+	std::vector<double> base(n);
+	for (int64_t i = 0; i < n; i++)
+		base[i] = 1.0 + (double) (i % 977) / 7.0;
+	std::vector<double> serial = base, threaded = base, ci1 = {3.0, 5.0}, ci2 = ci1;
+	double		in1 = 8.0, in2 = 8.0;
+	std::vector<double> c1 = {1.0, 2.0, 3.0, 4.0}, c2 = c1;
+	pgkm::results_to_callers_units(u, 2, true, serial, ci1, in1, {&c1});
+	pgkm::ThreadPool pool(3, nullptr, nullptr);
+	pgkm::results_to_callers_units(u, 2, true, threaded, ci2, in2, {&c2}, &pool);
+	EXPECT_EQ(serial, threaded);
+	EXPECT_EQ(serial[1], std::ldexp(std::sqrt(base[1]), 300));
+	EXPECT_EQ(ci1, ci2);
+	EXPECT_EQ(c1, c2);
+	/* 2^1100 times the engine's distance overflows; rows 150,000 and 70,000 lie in different tasks */
+	const pgkm::Units big(nullptr, -1100, 2);
+	for (int64_t first : {int64_t {70000}, int64_t {150000}})
+	{
+		std::vector<double> dist(n, 0.0), ci = {0.0, 0.0};
+		dist[first] = 1.0;
+		dist[190000] = 1.0;
+		double		inertia = 0;
+		std::vector<double> c = {0.0, 0.0};
+		try
+		{
+			pgkm::results_to_callers_units(big, 2, true, dist, ci, inertia, {&c}, &pool);
+			ADD_FAILURE() << "no error";
+		}
+		catch (const pgkm::EngineError &e)
+		{
+			EXPECT_NE(std::string(e.what()).find("the distance of row " + std::to_string(first) + " (0-based)"),
+					  std::string::npos) << e.what();
+		}
+	}
+}
+
+/* Distances and squares scaled by a product with a power of two: the bits of ldexp, subnormal and overflowing results too. */
+TEST(Units, ScaledDistancesAreLdexpBitForBit)
+{
+	std::mt19937_64 gen(17);
+	std::vector<double> values = {0.0, 5e-324, 2.2250738585072014e-308, 1.0, 3.0, 1.7976931348623157e308};
+	for (int i = 0; i < 20000; i++)
+	{
+		uint64_t	bits = gen() & 0x7fffffffffffffffULL;	/* any finite or not, positive */
+		double		v;
+		std::memcpy(&v, &bits, 8);
+		if (std::isfinite(v))
+			values.push_back(v);
+	}
+	for (int32_t e : {-2200, -1100, -501, -500, -300, -3, 1, 64, 500, 501, 1100, 2200})
+	{
+		const pgkm::Units u(nullptr, e, 1);
+		for (double v : values)
+		{
+			const double want = std::ldexp(v, -e), want2 = std::ldexp(v, -2 * e);
+			const double got = u.distance(v), got2 = u.squared(v);
+			ASSERT_EQ(0, std::memcmp(&got, &want, 8)) << "e = " << e << ", v = " << v;
+			ASSERT_EQ(0, std::memcmp(&got2, &want2, 8)) << "e = " << e << ", v = " << v;
+		}
+	}
 }
