@@ -28,6 +28,7 @@
 #include "exact_distance.h"
 #include "init.h"
 #include "internal_hooks.h"
+#include "row_array.h"
 #include "row_distance.h"
 #include "thread_pool.h"
 
@@ -118,7 +119,7 @@ public:
 		  method_(make_cpu_assign(opt, x, n, d, k, mean, pool)),
 		  chunk_rows_(assign_chunk_rows(d, k)), nchunks_((n + chunk_rows_ - 1) / chunk_rows_)
 	{
-		labels_.assign(n, -1);
+		fill_rows(labels_, n, -1, pool);
 		cent_.assign((size_t) k * d, 0.0);
 		sums_.assign((size_t) k * d, 0.0);
 		chunk_inertia_.assign(nchunks_, 0.0);
@@ -133,7 +134,7 @@ public:
 		worker_dirty_.assign((size_t) pool->size() * kmax_, 0);
 		dirty_.assign(kmax_, 0);
 		stale_.assign(kmax_, 1);
-		row_dist_.assign(n, 0.0);
+		fill_rows(row_dist_, n, 0.0, pool);
 		chunk_labelled_.reset(new std::atomic<uint8_t>[nchunks_]);
 	}
 
@@ -176,7 +177,7 @@ private:
 	std::unique_ptr<CpuAssign> method_;
 	int64_t		chunk_rows_;	/* shape only */
 	int64_t		nchunks_;
-	std::vector<int32_t> labels_;	/* labels of the last iterate */
+	RowArray<int32_t> labels_;	/* labels of the last iterate */
 	std::vector<double> cent_;		/* current centroids, fp64 */
 	std::vector<double> sums_;		/* centroid sums, fp64 */
 	std::vector<double> chunk_inertia_;
@@ -203,7 +204,7 @@ private:
 	 * dirty_). Cleared before the work they describe, set after it, so an
 	 * interrupted pass leaves nothing to trust.
 	 */
-	std::vector<double> row_dist_;
+	RowArray<double> row_dist_;
 	std::vector<uint8_t> stale_;
 	std::vector<uint8_t> worker_dirty_;	/* worker w's at w * kmax_ */
 	std::vector<uint8_t> dirty_;

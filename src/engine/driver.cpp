@@ -92,8 +92,8 @@ pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt
 	cur_.centers.resize(kd);
 	old_centers_.resize(kd);
 	cur_.sizes.resize(opt.k);
-	cur_.labels.resize(n);
-	cur_.dist.resize(n);
+	fill_rows(cur_.labels, n, 0, pool_.get());
+	fill_rows(cur_.dist, n, 0.0, pool_.get());
 }
 
 /* The GPU device when asked for and usable; AUTO records why not (then the CPU runs). */
@@ -421,9 +421,9 @@ pgkm_run::step_final(pgkm_progress *progress)
 		std::swap(best_.labels, cur_.labels);
 		std::swap(best_.dist, cur_.dist);
 		if (cur_.labels.size() != (size_t) n_)
-			cur_.labels.resize(n_);
+			fill_rows(cur_.labels, n_, 0, pool_.get());
 		if (cur_.dist.size() != (size_t) n_)
-			cur_.dist.resize(n_);
+			fill_rows(cur_.dist, n_, 0.0, pool_.get());
 	}
 	if (!next_run(run_, n_runs_, phase_))
 		finish();
@@ -437,10 +437,10 @@ pgkm_run::finish()
 	for (int64_t i = 0; i < n_; i++)
 		best_cluster_inertia_[best_.labels[i]] += best_.dist[i];
 	/* in the caller's units: coordinates unshifted and unscaled, distances unscaled (powers of two) */
-	results_to_callers_units(units_, d_, true, best_.dist, best_cluster_inertia_, best_.inertia,
+	results_to_callers_units(units_, d_, true, best_.dist.data(), n_, best_cluster_inertia_, best_.inertia,
 							 {&best_.centers, &best_.init_centers}, pool_.get());
-	std::vector<int32_t>().swap(cur_.labels);
-	std::vector<double>().swap(cur_.dist);
+	RowArray<int32_t>().swap(cur_.labels);
+	RowArray<double>().swap(cur_.dist);
 	device_.reset();
 	pool_.reset();
 	elapsed_ = clock_.seconds();

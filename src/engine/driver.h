@@ -11,6 +11,7 @@
 #include "method_trail.h"
 #include "kernel_kmeans.h"
 #include "pgkm_engine.h"
+#include "row_array.h"
 #include "run_phases.h"
 #include "thread_pool.h"
 #include "units.h"
@@ -49,8 +50,8 @@ private:
 		int32_t		k = 0;
 		std::vector<double> centers, init_centers;
 		std::vector<int64_t> sizes;
-		std::vector<int32_t> labels;
-		std::vector<double> dist;	/* squared until Done, then Euclidean */
+		pgkm::RowArray<int32_t> labels;	/* per row, first written on the run's threads */
+		pgkm::RowArray<double> dist;	/* squared until Done, then Euclidean */
 		double		inertia = 0;
 		int32_t		iterations = 0;
 		bool		converged = false;

@@ -501,7 +501,7 @@ KernelLoop::finish()
 	cluster_inertia_.assign(kept, 0.0);
 	for (int64_t i = 0; i < n_; i++)
 		cluster_inertia_[b.labels[i]] += b.dist[i];
-	results_to_callers_units(units_, d, scaled_distances_, b.dist, cluster_inertia_, b.inertia,
+	results_to_callers_units(units_, d, scaled_distances_, b.dist.data(), (int64_t) b.dist.size(), cluster_inertia_, b.inertia,
 							 {&centers_, &init_centers_}, pool_.get());
 
 	matrix_ = dev_->matrix();

@@ -81,7 +81,7 @@ Units::squared(double v) const
 static constexpr int64_t UNITS_CHUNK = 65536;
 
 void
-results_to_callers_units(const Units &u, int32_t d, bool scaled_distances, std::vector<double> &dist,
+results_to_callers_units(const Units &u, int32_t d, bool scaled_distances, double *dist, int64_t n,
 						 std::vector<double> &cluster_inertia, double &inertia,
 						 std::initializer_list<std::vector<double> *> coordinates, ThreadPool *pool)
 {
@@ -90,12 +90,11 @@ results_to_callers_units(const Units &u, int32_t d, bool scaled_distances, std::
 	 * value beyond range looks for its first one again (the loop itself
 	 * only ands a flag, so that it vectorises where no power of two scales).
 	 */
-	const int64_t n = (int64_t) dist.size();
 	const int64_t nchunks = (n + UNITS_CHUNK - 1) / UNITS_CHUNK;
 	const bool	scale = scaled_distances && !u.identity_distances();
 	std::vector<int64_t> first_bad(nchunks, -1);
 	const auto	convert = [&](int64_t ch, int) {
-		double	   *v = dist.data();
+		double	   *v = dist;
 		const int64_t i0 = ch * UNITS_CHUNK, i1 = std::min(n, i0 + UNITS_CHUNK);
 		bool		ok = true;
 		if (scale)

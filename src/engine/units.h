@@ -54,7 +54,7 @@ private:
 
 /*
  * A finished run's results into the caller's units, in fp64, in place:
- * squared distances dist (n) become Euclidean distances, the sums of
+ * squared distances dist (n of them) become Euclidean distances, the sums of
  * squares (cluster_inertia, inertia) and the coordinates (each k x d) are
  * converted; scaled_distances false keeps distances and sums as they are
  * (kernel k-means' feature-space ones, which the scale does not change).
@@ -63,7 +63,7 @@ private:
  * rows on one; the same bits either way).
  */
 void		results_to_callers_units(const Units &u, int32_t d, bool scaled_distances,
-									 std::vector<double> &dist,
+									 double *dist, int64_t n,
 									 std::vector<double> &cluster_inertia, double &inertia,
 									 std::initializer_list<std::vector<double> *> coordinates,
 									 ThreadPool *pool = nullptr);

@@ -176,9 +176,9 @@ TEST(Units, DistancesConvertedOnThreadsAsOnOne)
 	std::vector<double> serial = base, threaded = base, ci1 = {3.0, 5.0}, ci2 = ci1;
 	double		in1 = 8.0, in2 = 8.0;
 	std::vector<double> c1 = {1.0, 2.0, 3.0, 4.0}, c2 = c1;
-	pgkm::results_to_callers_units(u, 2, true, serial, ci1, in1, {&c1});
+	pgkm::results_to_callers_units(u, 2, true, serial.data(), n, ci1, in1, {&c1});
 	pgkm::ThreadPool pool(3, nullptr, nullptr);
-	pgkm::results_to_callers_units(u, 2, true, threaded, ci2, in2, {&c2}, &pool);
+	pgkm::results_to_callers_units(u, 2, true, threaded.data(), n, ci2, in2, {&c2}, &pool);
 	EXPECT_EQ(serial, threaded);
 	EXPECT_EQ(serial[1], std::ldexp(std::sqrt(base[1]), 300));
 	EXPECT_EQ(ci1, ci2);
@@ -194,7 +194,7 @@ TEST(Units, DistancesConvertedOnThreadsAsOnOne)
 		std::vector<double> c = {0.0, 0.0};
 		try
 		{
-			pgkm::results_to_callers_units(big, 2, true, dist, ci, inertia, {&c}, &pool);
+			pgkm::results_to_callers_units(big, 2, true, dist.data(), n, ci, inertia, {&c}, &pool);
 			ADD_FAILURE() << "no error";
 		}
 		catch (const pgkm::EngineError &e)
