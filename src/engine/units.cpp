@@ -61,9 +61,9 @@ Units::coordinate(double v, int32_t j) const
 }
 
 /*
- * (Converted per row.) A product by an exact power of two is rounded once,
- * as ldexp's result is, subnormal and overflowing results included, so both
- * give the same bits; the product is the cheaper.
+ * Called for every row of a result. A product by an exact power of two is
+ * rounded once, as ldexp's result is, subnormal and overflowing results
+ * included, so both give the same bits; the product is the cheaper.
  */
 double
 Units::distance(double v) const
@@ -88,7 +88,7 @@ results_to_callers_units(const Units &u, int32_t d, bool scaled_distances, doubl
 	/*
 	 * A value each, so any split gives the same bits; a task that meets a
 	 * value beyond range looks for its first one again (the loop itself
-	 * only ands a flag, so that it vectorises where no power of two scales).
+	 * only ands a flag, so that it vectorises).
 	 */
 	const int64_t nchunks = (n + UNITS_CHUNK - 1) / UNITS_CHUNK;
 	const bool	scale = scaled_distances && !u.identity_distances();
