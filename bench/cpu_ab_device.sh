@@ -43,12 +43,23 @@ build() {
   cmake --build "$1/build-cpuab" -j"$(nproc)" --target init_bench triangle_bench engine_file_bench cpu_peak \
     > /dev/null
 }
+BEFORE_SRC=/tmp/ab-before
+unpack_before() {
+  rm -rf "$BEFORE_SRC" && mkdir -p "$BEFORE_SRC" && tar -C "$BEFORE_SRC" -xzf .tmp/ab/before.tar.gz
+}
+build_both() {
+  build "$BEFORE_SRC" & build "$ROOT"; wait
+  echo "# before = $(cat .tmp/ab/before.rev 2>/dev/null || echo '?'), after = this working tree"
+}
+# init_bench.py writes the data files (/tmp/pgkm-cpu-libs-bench) of its shapes
+write_data() {
+  "${PYTHON:-python3}" bench/init_bench.py --threads 1 --seeds 0 --iters 1 --no-sklearn --inits random \
+    --build-dir "$ROOT/build-cpuab" > /dev/null
+}
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 if [ "$1" = phases ]; then
   build "$ROOT"
-  # init_bench.py writes the data files; then init_bench alone, its JSON cut to the init's numbers
-  "${PYTHON:-python3}" bench/init_bench.py --threads 1 --seeds 0 --iters 1 --no-sklearn --inits random \
-    --build-dir "$ROOT/build-cpuab" > /dev/null
+  write_data	# then init_bench alone, its JSON cut to the init's numbers
   data=/tmp/pgkm-cpu-libs-bench
   echo "threads shape init_s kpp_phase_ms(draw, center distances, plan, grouped, row pass, take, sums, update) grouped_steps undecided_steps"
   for t in ${THREADS:-16 1}; do
@@ -63,19 +74,16 @@ if [ "$1" = phases ]; then
   done
   exit 0
 fi
-BEFORE_SRC=/tmp/ab-before
 if [ "$1" = iters ]; then
   builds=after
   if [ -f .tmp/ab/before.tar.gz ]; then
-    rm -rf "$BEFORE_SRC" && mkdir -p "$BEFORE_SRC" && tar -C "$BEFORE_SRC" -xzf .tmp/ab/before.tar.gz
-    build "$BEFORE_SRC" & build "$ROOT"; wait
+    unpack_before
+    build_both
     builds="before after"
-    echo "# before = $(cat .tmp/ab/before.rev 2>/dev/null || echo '?'), after = this working tree"
   else
     build "$ROOT"
   fi
-  "${PYTHON:-python3}" bench/init_bench.py --threads 1 --seeds 0 --iters 1 --no-sklearn --inits random \
-    --build-dir "$ROOT/build-cpuab" > /dev/null
+  write_data
   data=/tmp/pgkm-cpu-libs-bench
   echo "build threads shape round median_ms_per_it phase_ms_per_it(assign pass, update, rest)"
   for t in ${THREADS:-1 2 4 8 16}; do
@@ -97,7 +105,7 @@ print('$b', $t, '$1x$2,k=$3', $r, '%.3f' % (it[n // 2] * 1e3), ' '.join('%.3f' %
   done
   exit 0
 fi
-rm -rf "$BEFORE_SRC" && mkdir -p "$BEFORE_SRC" && tar -C "$BEFORE_SRC" -xzf .tmp/ab/before.tar.gz
+unpack_before
 if [ "$1" = pool ]; then
   for b in before after; do
     src=$ROOT; [ $b = before ] && src=$BEFORE_SRC
@@ -118,8 +126,7 @@ if [ "$1" = libs ]; then
   exec bash bench/run_cpu_libs_bench.sh --wheels .devsend/wheels --threads "${THREADS:-16,2,1}" \
     --base-build-dir "$BEFORE_SRC/build-cpuab" "$@"
 fi
-build "$BEFORE_SRC" & build "$ROOT"; wait
-echo "# before = $(cat .tmp/ab/before.rev 2>/dev/null || echo '?'), after = this working tree"
+build_both
 echo "| build | threads | n x d, k | init | seed | init s | Lloyd ms/it | init in its | potential | inertia after 10 its | centres |"
 for t in ${THREADS:-16 4}; do
   for r in $(seq "${ROUNDS:-2}"); do

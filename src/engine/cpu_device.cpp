@@ -28,13 +28,13 @@
 #include "exact_distance.h"
 #include "init.h"
 #include "internal_hooks.h"
+#include "phase_clock.h"
 #include "row_array.h"
 #include "row_distance.h"
 #include "thread_pool.h"
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -91,21 +91,19 @@ fused_sums(int threads, int32_t d, int32_t k)
 	return threads == 1 || threads * 20 <= k || d <= FUSED_MAX_D;
 }
 
-/* Time per iteration phase (internal_hooks.h): a clock read between phases. */
-static std::atomic<int64_t> iter_phase_ns[PGKM_ITER_PHASES];
+/* Time per iteration phase (internal_hooks.h). */
+static PhaseTotals<PGKM_ITER_PHASES> iter_phases;
 
 extern "C" void
 pgkm_internal_iter_phase_ns(int64_t *ns)
 {
-	for (int p = 0; p < PGKM_ITER_PHASES; p++)
-		ns[p] = iter_phase_ns[p].exchange(0);
+	iter_phases.take(ns);
 }
 
-static int64_t
-ns_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b)
+enum IterPhase
 {
-	return std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
-}
+	ITER_PASS, ITER_UPDATE, ITER_REST
+};
 
 /* Interleaved inertia accumulators (row i -> bank i mod BANKS): no dependency chain between rows. */
 static constexpr int BANKS = 4;
@@ -529,7 +527,7 @@ CpuDevice::iterate(IterStats *st, double *centroids, int64_t *sizes)
 {
 	double		inertia;
 	int64_t		moved;
-	const auto	t0 = std::chrono::steady_clock::now();
+	PhaseClock<PGKM_ITER_PHASES> clock(iter_phases);
 	const bool	sums_kept = sums_valid_ && sums_worth_keeping_;
 	sums_valid_ = false;
 	sums_ready_ = !sums_kept && fused_sums(pool_->size(), d_, k_);
@@ -537,7 +535,7 @@ CpuDevice::iterate(IterStats *st, double *centroids, int64_t *sizes)
 	all_stale_ = std::find(stale_.begin(), stale_.begin() + k_, 0) == stale_.begin() + k_;
 	dists_valid_ = false;
 	assign_pass(labels_.data(), nullptr, sizes, &inertia, &moved, sums_ready_, true);
-	const auto	t1 = std::chrono::steady_clock::now();
+	clock.mark(ITER_PASS);
 	dists_valid_ = true;
 	std::fill(stale_.begin(), stale_.end(), 0);
 	st->inertia = inertia;
@@ -549,17 +547,14 @@ CpuDevice::iterate(IterStats *st, double *centroids, int64_t *sizes)
 	std::fill(worker_dirty_.begin(), worker_dirty_.end(), 0);
 	std::copy(cent_.begin(), cent_.begin() + (size_t) k_ * d_, centroids);
 	update_centroids(sizes, centroids, sums_kept);
-	const auto	t2 = std::chrono::steady_clock::now();
+	clock.mark(ITER_UPDATE);
 	sums_valid_ = true;
 	int64_t		dirty_rows = 0;
 	for (int32_t c = 0; c < k_; c++)
 		dirty_rows += dirty_[c] ? sizes[c] : 0;
 	sums_worth_keeping_ = dirty_rows * 4 <= n_;
 	set_centroids(centroids, k_);
-	const auto	t3 = std::chrono::steady_clock::now();
-	iter_phase_ns[0].fetch_add(ns_between(t0, t1), std::memory_order_relaxed);
-	iter_phase_ns[1].fetch_add(ns_between(t1, t2), std::memory_order_relaxed);
-	iter_phase_ns[2].fetch_add(ns_between(t2, t3), std::memory_order_relaxed);
+	clock.mark(ITER_REST);
 }
 
 void

@@ -7,6 +7,7 @@
 #include "internal_hooks.h"
 #include "kmeanspp_groups.h"
 #include "per_worker.h"
+#include "phase_clock.h"
 #include "rng.h"
 #include "serial_or_pool.h"
 #include "simd.h"
@@ -14,7 +15,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -119,14 +119,13 @@ pgkm_internal_kpp_steps(int64_t *grouped, int64_t *undecided)
 	*undecided = kpp_undecided_steps.exchange(0);
 }
 
-/* Time per step phase (internal_hooks.h): a clock read between phases, far below a step's cost. */
-static std::atomic<int64_t> kpp_phase_ns[PGKM_KPP_PHASES];
+/* Time per step phase (internal_hooks.h). */
+static PhaseTotals<PGKM_KPP_PHASES> kpp_phases;
 
 extern "C" void
 pgkm_internal_kpp_phase_ns(int64_t *ns)
 {
-	for (int p = 0; p < PGKM_KPP_PHASES; p++)
-		ns[p] = kpp_phase_ns[p].exchange(0);
+	kpp_phases.take(ns);
 }
 
 namespace
@@ -135,27 +134,6 @@ namespace
 enum KppPhase
 {
 	KPP_DRAW, KPP_CENTER_DISTANCES, KPP_PLAN, KPP_GROUPED, KPP_ROW_PASS, KPP_TAKE, KPP_SUMS, KPP_UPDATE
-};
-
-class PhaseClock
-{
-public:
-	PhaseClock() : t_(std::chrono::steady_clock::now()) {}
-	/* the time since the last mark goes to phase p */
-	void		mark(KppPhase p)
-	{
-		const auto	now = std::chrono::steady_clock::now();
-		local_[p] += std::chrono::duration_cast<std::chrono::nanoseconds>(now - t_).count();
-		t_ = now;
-	}
-	~PhaseClock()
-	{
-		for (int p = 0; p < PGKM_KPP_PHASES; p++)
-			kpp_phase_ns[p].fetch_add(local_[p], std::memory_order_relaxed);
-	}
-private:
-	std::chrono::steady_clock::time_point t_;
-	int64_t		local_[PGKM_KPP_PHASES] = {};
 };
 
 }							/* namespace */
@@ -327,7 +305,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 		groups->start(closest.data(), owner.data());
 	}
 	SerialOrPool steps(pool);
-	PhaseClock	clock;
+	PhaseClock<PGKM_KPP_PHASES> clock(kpp_phases);
 	while (found < k && pot > 0)
 	{
 		SerialOrPool::Step step(steps);

@@ -328,6 +328,17 @@ KppGroups::plan(int64_t max_rows)
 
 template <typename Body>
 void
+KppGroups::for_each(int64_t count, int64_t work, const Body &body)
+{
+	if (work <= KPP_SERIAL_WORK)
+		for (int64_t q = 0; q < count; q++)
+			body(q, 0);
+	else
+		pool_->parallel_for(count, body);
+}
+
+template <typename Body>
+void
 KppGroups::for_items(const Body &body)
 {
 	pool_->parallel_for((int64_t) chunk_items_.size() - 1, [&](int64_t c, int w) {
@@ -471,11 +482,7 @@ KppGroups::take_near(int best, const float *winner, int32_t center, const float 
 					rows.push_back((int32_t) (p >> 5));
 			take(rows, w);
 		};
-		if (pairs <= KPP_SERIAL_WORK)
-			for (int l = 0; l < nw_; l++)
-				take_listed(l, 0);
-		else
-			pool_->parallel_for(nw_, take_listed);
+		for_each(nw_, pairs, take_listed);
 		return;
 	}
 	const double eps_f = float_error(d_);
@@ -545,11 +552,7 @@ KppGroups::regroup(int32_t center, const float *closest, const int32_t *owner, i
 		size_[g] = (int64_t) o;
 		gmax_[g] = mx;
 	};
-	if (members <= KPP_SERIAL_WORK)
-		for (size_t q = 0; q < from.size(); q++)
-			drop_moved((int64_t) q, 0);
-	else
-		pool_->parallel_for((int64_t) from.size(), drop_moved);
+	for_each((int64_t) from.size(), members, drop_moved);
 }
 
 }							/* namespace pgkm */

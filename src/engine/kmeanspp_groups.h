@@ -124,6 +124,8 @@ private:
 
 	/* body(item) for the items of a parallel chunk (several small groups per chunk). */
 	template <typename Body> void for_items(const Body &body);
+	/* body(q, worker) for q < count: on the calling thread when work (rows or pairs) is small, else on the pool. */
+	template <typename Body> void for_each(int64_t count, int64_t work, const Body &body);
 
 	const float *x_;
 	int64_t		n_;
