@@ -36,6 +36,16 @@ write_doubles(const char *path, const double *v, size_t count)
 	return fclose(f) == 0 && ok;
 }
 
+/* , "name": [ms, ...] from count nanosecond totals */
+static void
+print_ms(const char *name, const int64_t *ns, int count)
+{
+	printf(", \"%s\": [", name);
+	for (int p = 0; p < count; p++)
+		printf("%s%.3f", p ? ", " : "", ns[p] * 1e-6);
+	printf("]");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -110,17 +120,13 @@ main(int argc, char **argv)
 	bench_print_steps(stamps);
 	int64_t		phase_ns[PGKM_KPP_PHASES];
 	pgkm_internal_kpp_phase_ns(phase_ns);
-	printf(", \"kpp_phase_ms\": [");
-	for (int p = 0; p < PGKM_KPP_PHASES; p++)
-		printf("%s%.3f", p ? ", " : "", phase_ns[p] * 1e-6);
+	print_ms("kpp_phase_ms", phase_ns, PGKM_KPP_PHASES);
 	int64_t		iter_ns[PGKM_ITER_PHASES];
 	pgkm_internal_iter_phase_ns(iter_ns);
-	printf("], \"iter_phase_ms\": [");
-	for (int p = 0; p < PGKM_ITER_PHASES; p++)
-		printf("%s%.3f", p ? ", " : "", iter_ns[p] * 1e-6);
+	print_ms("iter_phase_ms", iter_ns, PGKM_ITER_PHASES);
 	int64_t		grouped_steps, undecided_steps;
 	pgkm_internal_kpp_steps(&grouped_steps, &undecided_steps);
-	printf("], \"kpp_grouped_steps\": %lld, \"kpp_undecided_steps\": %lld", (long long) grouped_steps,
+	printf(", \"kpp_grouped_steps\": %lld, \"kpp_undecided_steps\": %lld", (long long) grouped_steps,
 		   (long long) undecided_steps);
 	printf(", \"iterations\": %d, \"inertia\": %.17g, \"k\": %d}\n", r.iterations, r.inertia, r.k);
 	const size_t kd = (size_t) r.k * d;

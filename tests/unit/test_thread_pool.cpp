@@ -69,7 +69,6 @@ TEST(ThreadPool, ShortCallsBackToBackRunEveryChunkOnce)
 TEST(ThreadPool, HelpersShareTheWork)
 {
 	ThreadPool	pool(3, nullptr, nullptr);
-	std::vector<int> seen(3, 0);
 	std::vector<std::atomic<int>> per_worker(3);
 	for (int call = 0; call < 50; call++)
 		pool.parallel_for(3, [&](int64_t, int w) {
