@@ -143,7 +143,7 @@ test_phase unit count_ctest bash -c "cd '$BUILD_DIR' && ctest --output-on-failur
 # cannot show (FMA contraction, the portable paths). The whole set: bash tests/arm/qemu_check.sh.
 ARM_TESTS='Reference*:RowDistance.*:Kmeanspp.*:KmeansppSample.*:KmeansppGroups.SameCentersAsTheFloatReferenceOnBlobs'
 ARM_TESTS+=':KmeansppGroups.ExactTies*:Determinism.UpdateMatches*:Invariants*:PrunedAssign*:Nearest*:Units.*'
-ARM_TESTS+=':ThreadPool.*:GpuPlugin.*:Stats.*'
+ARM_TESTS+=':ThreadPool.*:GpuPlugin.*:Stats.*:CentroidSums.*'
 test_phase arm count_gtest bash tests/arm/qemu_check.sh "$ARM_TESTS"
 
 start_cluster() {

@@ -8,6 +8,7 @@
 #include "auto_assign.h"
 #include "bounded_assign.h"
 #include "cpu_assign.h"
+#include "device.h"
 #include "driver.h"
 #include "errors.h"
 #include "gpu_plugin.h"
@@ -151,16 +152,14 @@ pgkm_run_free(pgkm_run *run)
  * k-means++ scratch, per-thread tiles, centroid arrays, partial sums.
  * Per-thread scratch is a fixed tile (argmin_kernels.h: a K block of rows and
  * a bounded partial tile) plus per-row state of one chunk, so it does not
- * grow with d: threads never turn a call that fits into one that does not.
+ * grow with d; the workers' own centroid sums are kept only within a fixed
+ * budget and what the memory limit leaves: threads never turn a call that
+ * fits into one that does not.
  * GPU memory is the plugin's business; the host side is the same.
  */
-extern "C" int64_t
-pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
+static double
+bytes_besides_worker_sums(int64_t n, int32_t d, const pgkm_options *opt)
 {
-	if (n < 0 || d < 1 || !opt)
-		return 0;
-	if (opt->method == PGKM_METHOD_KERNEL)
-		return kernel_estimate_bytes(n, d, *opt);
 	const double k = std::max<int32_t>(opt->k, 1);
 	const double threads = useful_threads(opt->n_threads, n, d, (int32_t) k);
 	const double dn = (double) n, dd = d;
@@ -193,7 +192,7 @@ pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
 	const double rows = (double) assign_chunk_rows(d, (int32_t) k);
 	const double block_rows = 32;	/* the widest kernel's rows per block */
 	b += threads * (ARGMIN_KC + ARGMIN_GROUP) * block_rows * 4;	/* kernel tiles */
-	b += threads * rows * (4 * 4 + 8 + 8);	/* per-row state of a chunk: labels, best, runner-up, x2, rows to decide, limits */
+	b += threads * rows * (6 * 4 + 8 + 8);	/* per-row state of a chunk: labels, best, runner-up, x2, rows to decide, moved rows and their old labels, limits */
 	b += threads * (GATHER_FLOATS * 4 + rows * 4 + GATHER_FLOATS * 12) + (threads + 2) * k;	/* rows gathered for their distances; clusters changed, centroids moved */
 	b += threads * (4 * (dd + 2 * k + 16) * 4 + k * (4 + 8));	/* rows decided in fp64 (4 at a time, values and a block), candidates; cluster counts */
 	b += k * dd * (8 * 8 + 4 * 4) + k * 64;	/* fp64 centroid arrays, float copies (one transposed) and panels, sizes */
@@ -204,6 +203,35 @@ pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
 	int32_t		method = opt->method == PGKM_METHOD_AUTO
 		? auto_first_method(n, d, (int32_t) k, opt) : opt->method;
 	b += method_state_bytes(method, n, d, (int32_t) k, (int) threads);	/* pruning bounds */
+	return b;
+}
+
+/*
+ * The CPU device's workers keep their own centroid sums when those fit the
+ * device's budget for them and, under a memory limit, what the rest leaves
+ * of it: else the update splits the clusters (same bits, no extra memory).
+ */
+bool
+pgkm::cpu_worker_sums(int64_t n, int32_t d, int32_t k, int threads, const pgkm_options *opt)
+{
+	if (!worker_sums_fit(threads, d, k))
+		return false;
+	return !opt || opt->memory_limit <= 0 ||
+		bytes_besides_worker_sums(n, d, opt) + (double) threads * k * d * 8 <= (double) opt->memory_limit;
+}
+
+extern "C" int64_t
+pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
+{
+	if (n < 0 || d < 1 || !opt)
+		return 0;
+	if (opt->method == PGKM_METHOD_KERNEL)
+		return kernel_estimate_bytes(n, d, *opt);
+	const int32_t k = std::max<int32_t>(opt->k, 1);
+	const int	threads = useful_threads(opt->n_threads, n, d, k);
+	double		b = bytes_besides_worker_sums(n, d, opt);
+	if (cpu_worker_sums(n, d, k, threads, opt))
+		b += (double) threads * k * d * 8;	/* the workers' own centroid sums */
 	return (int64_t) std::ceil(b);
 }
 

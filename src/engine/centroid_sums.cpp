@@ -1,39 +1,88 @@
 /*
- * centroid_sums.cpp: the update's per-cluster fp64 row sums (centroid_sums.h),
- * built for AVX-512, AVX2 and the baseline and picked at load time: each
- * feature's sum is the same chain of fp64 adds in every build.
+ * centroid_sums.cpp: the update's fixed-point per-cluster row sums
+ * (centroid_sums.h), built for AVX-512, AVX2 and the baseline and picked at
+ * load time; integer sums, so every build gives the same bits.
  */
 #include "centroid_sums.h"
 #include "simd.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace pgkm
 {
+
+double
+fixed_point_scale(int64_t n, float maxabs)
+{
+	int			e_n = 0, e_m = 0;
+	std::frexp((double) n + 1.0, &e_n);
+	std::frexp(maxabs > 0 ? (double) maxabs : 1.0, &e_m);
+	return std::ldexp(1.0, std::min(50, 61 - e_n) - e_m);
+}
 
 /* D > 0 fixes d at compile time: at small d the loop's own overhead was most of a row's cost */
 template <int D>
 __attribute__((always_inline)) static inline void
-add_rows(const float *x, int64_t rows, int32_t dd, const int32_t *labels, double *sums)
+add_rows(const float *x, int64_t rows, int32_t dd, const int32_t *labels, const double *scale,
+		 uint64_t *sums)
 {
 	const int32_t d = D > 0 ? D : dd;
 	for (int64_t i = 0; i < rows; i++)
 	{
 		const float *xi = x + i * d;
-		double	   *__restrict sr = sums + (int64_t) labels[i] * d;
+		uint64_t   *__restrict sr = sums + (int64_t) labels[i] * d;
 		for (int32_t j = 0; j < d; j++)
-			sr[j] += (double) xi[j];
+			sr[j] += fixed_point(xi[j], scale[j]);
 	}
 }
 
 PGKM_TARGET_CLONES_V4 void
-add_rows_in_order(const float *x, int64_t rows, int32_t d, const int32_t *labels, double *sums)
+add_rows_fixed(const float *x, int64_t rows, int32_t d, const int32_t *labels, const double *scale,
+			   uint64_t *sums)
 {
 	switch (d)
 	{
-		case 1: add_rows<1>(x, rows, d, labels, sums); break;
-		case 2: add_rows<2>(x, rows, d, labels, sums); break;
-		case 3: add_rows<3>(x, rows, d, labels, sums); break;
-		case 4: add_rows<4>(x, rows, d, labels, sums); break;
-		default: add_rows<0>(x, rows, d, labels, sums); break;
+		case 1: add_rows<1>(x, rows, d, labels, scale, sums); break;
+		case 2: add_rows<2>(x, rows, d, labels, scale, sums); break;
+		case 3: add_rows<3>(x, rows, d, labels, scale, sums); break;
+		case 4: add_rows<4>(x, rows, d, labels, scale, sums); break;
+		default: add_rows<0>(x, rows, d, labels, scale, sums); break;
+	}
+}
+
+template <int D>
+__attribute__((always_inline)) static inline void
+move_rows(const float *x, int32_t dd, const int32_t *rows, const int32_t *from, int32_t m,
+		  const int32_t *to, const double *scale, uint64_t *sums)
+{
+	const int32_t d = D > 0 ? D : dd;
+	for (int32_t t = 0; t < m; t++)
+	{
+		const int32_t r = rows[t];
+		const float *xr = x + (int64_t) r * d;
+		uint64_t   *__restrict sa = sums + (int64_t) to[r] * d;
+		for (int32_t j = 0; j < d; j++)
+			sa[j] += fixed_point(xr[j], scale[j]);
+		if (from[t] < 0)
+			continue;
+		uint64_t   *__restrict sb = sums + (int64_t) from[t] * d;
+		for (int32_t j = 0; j < d; j++)
+			sb[j] -= fixed_point(xr[j], scale[j]);
+	}
+}
+
+PGKM_TARGET_CLONES_V4 void
+move_rows_fixed(const float *x, int32_t d, const int32_t *rows, const int32_t *from, int32_t m,
+				const int32_t *to, const double *scale, uint64_t *sums)
+{
+	switch (d)
+	{
+		case 1: move_rows<1>(x, d, rows, from, m, to, scale, sums); break;
+		case 2: move_rows<2>(x, d, rows, from, m, to, scale, sums); break;
+		case 3: move_rows<3>(x, d, rows, from, m, to, scale, sums); break;
+		case 4: move_rows<4>(x, d, rows, from, m, to, scale, sums); break;
+		default: move_rows<0>(x, d, rows, from, m, to, scale, sums); break;
 	}
 }
 
@@ -44,7 +93,7 @@ static constexpr int32_t LISTED_PREFETCH = 8;
 template <int D>
 __attribute__((always_inline)) static inline void
 add_listed(const float *x, int32_t d, int32_t j0, int32_t j1, const int32_t *rows, int32_t m,
-		   const int32_t *labels, double *sums)
+		   const int32_t *labels, const double *scale, uint64_t *sums)
 {
 	if (D > 0)
 		d = D, j0 = 0, j1 = D;
@@ -54,24 +103,24 @@ add_listed(const float *x, int32_t d, int32_t j0, int32_t j1, const int32_t *row
 		if (D == 0 && t + LISTED_PREFETCH < m)
 			__builtin_prefetch(x + (int64_t) rows[t + LISTED_PREFETCH] * d + j0);
 		const float *xi = x + (int64_t) rows[t] * d;
-		double	   *__restrict sr = sums + (int64_t) labels[rows[t]] * d;
+		uint64_t   *__restrict sr = sums + (int64_t) labels[rows[t]] * d;
 		for (int32_t j = j0; j < j1; j++)
-			sr[j] += (double) xi[j];
+			sr[j] += fixed_point(xi[j], scale[j]);
 	}
 }
 
 /* fixed below 5 features only: at d = 16 the fixed loop took twice as long */
 PGKM_TARGET_CLONES_V4 void
 add_listed_rows(const float *x, int32_t d, int32_t j0, int32_t j1, const int32_t *rows, int32_t m,
-				const int32_t *labels, double *sums)
+				const int32_t *labels, const double *scale, uint64_t *sums)
 {
 	switch (j0 == 0 && j1 == d ? d : 0)
 	{
-		case 1: add_listed<1>(x, d, j0, j1, rows, m, labels, sums); break;
-		case 2: add_listed<2>(x, d, j0, j1, rows, m, labels, sums); break;
-		case 3: add_listed<3>(x, d, j0, j1, rows, m, labels, sums); break;
-		case 4: add_listed<4>(x, d, j0, j1, rows, m, labels, sums); break;
-		default: add_listed<0>(x, d, j0, j1, rows, m, labels, sums); break;
+		case 1: add_listed<1>(x, d, j0, j1, rows, m, labels, scale, sums); break;
+		case 2: add_listed<2>(x, d, j0, j1, rows, m, labels, scale, sums); break;
+		case 3: add_listed<3>(x, d, j0, j1, rows, m, labels, scale, sums); break;
+		case 4: add_listed<4>(x, d, j0, j1, rows, m, labels, scale, sums); break;
+		default: add_listed<0>(x, d, j0, j1, rows, m, labels, scale, sums); break;
 	}
 }
 

@@ -1,26 +1,70 @@
 /*
- * centroid_sums.h: the update's fp64 sums of rows per cluster, in row order
- * within each cluster (the bits every thread count must reproduce). Lanes run
- * across features, so vectors change no bit.
+ * centroid_sums.h: the update's per-cluster sums of rows, as 64-bit
+ * fixed-point integers: value v of column j counts as rint(v * scale[j]),
+ * scale[j] a power of two chosen from the column's largest |v| and n so that
+ * no sum can overflow. Integer addition is associative, so any split of the
+ * rows among threads, any order, and adding a moved row's value to its new
+ * cluster and taking it from its old one all give the same bits as summing
+ * every cluster afresh. Arithmetic is modulo 2^64 (uint64_t): a partial
+ * total may wrap, the final sums fit.
  */
 #ifndef PGKM_CENTROID_SUMS_H
 #define PGKM_CENTROID_SUMS_H
 
 #include <cstdint>
+#include <cstring>
 
 namespace pgkm
 {
 
-/* sums[labels[i]] += x[i] (features 0..d) for i = 0..rows in order. */
-void		add_rows_in_order(const float *x, int64_t rows, int32_t d, const int32_t *labels,
-							  double *sums);
+/*
+ * The fixed-point scale of a column of n rows whose largest |value| is
+ * maxabs: 2^(min(50, 61 - e_n) - e_m), where n + 1 < 2^e_n and maxabs <
+ * 2^e_m (frexp). So |rint(v * scale)| < 2^min(50, 61 - e_n): the sum of n
+ * values stays below 2^61, and below 2^51 fixed_point's rounding is exact.
+ * The resolution is 2^-(min(50, 61 - e_n)) of the column's range: 2^-37 at
+ * 10M rows, far finer than float32 near the column's extremes.
+ */
+double		fixed_point_scale(int64_t n, float maxabs);
 
 /*
- * sums[labels[rows[t]]][j0..j1) += x[rows[t]][j0..j1) for t = 0..m in order
- * (x and labels indexed from the same row).
+ * rint(v * scale), round half to even, as two's-complement bits: v * scale
+ * is exact (scale a power of two) and below 2^51 in magnitude, so adding
+ * 1.5 * 2^52 rounds it to an integer held in the low mantissa bits.
+ */
+static inline uint64_t
+fixed_point(float v, double scale)
+{
+	const double t = (double) v * scale + 6755399441055744.0;
+	uint64_t	b;
+	std::memcpy(&b, &t, sizeof(b));
+	return b - UINT64_C(0x4338000000000000);
+}
+
+/* A fixed-point sum as a value: (double) s / scale, with inv_scale = 1 / scale (exact). */
+static inline double
+fixed_point_value(uint64_t s, double inv_scale)
+{
+	return (double) (int64_t) s * inv_scale;
+}
+
+/* sums[labels[i]] += x[i] (all d features) for rows i = 0..rows. */
+void		add_rows_fixed(const float *x, int64_t rows, int32_t d, const int32_t *labels,
+						   const double *scale, uint64_t *sums);
+
+/*
+ * For each listed row r = rows[t], t < m: sums[to[r]] += x[r] and, where
+ * from[t] >= 0, sums[from[t]] -= x[r] (a row that moved between clusters).
+ */
+void		move_rows_fixed(const float *x, int32_t d, const int32_t *rows, const int32_t *from,
+							int32_t m, const int32_t *to, const double *scale, uint64_t *sums);
+
+/*
+ * sums[labels[rows[t]]][j0..j1) += x[rows[t]][j0..j1) for t = 0..m (x and
+ * labels indexed from the same row).
  */
 void		add_listed_rows(const float *x, int32_t d, int32_t j0, int32_t j1, const int32_t *rows,
-							int32_t m, const int32_t *labels, double *sums);
+							int32_t m, const int32_t *labels, const double *scale, uint64_t *sums);
 
 }							/* namespace pgkm */
 

@@ -5,10 +5,10 @@
  *
  * Determinism across thread counts: rows are cut into chunks whose size
  * depends only on the shape (never on the thread count); floating-point
- * partial sums are kept per chunk and reduced in chunk order, integer counts
- * are order-free, and centroid sums are accumulated per cluster in row order:
- * in the assignment pass itself, each chunk's rows added in chunk order
- * (fused_sums), or else by whichever thread owns that cluster. So
+ * partial sums are kept per chunk and reduced in chunk order, and counts and
+ * centroid sums are integers (fixed point, centroid_sums.h), so their order
+ * is free: each worker adds the rows it labels into its own sums, or the
+ * clusters are split among threads when those would not fit the budget. So
  * n_threads = 1 and 7 give bit-identical results.
  *
  * Distances: the method finds the exact label (exact_distance.h); the
@@ -18,8 +18,8 @@
  * Late passes change few labels, so iterate redoes only what changed, with
  * the same bits: a row keeps last pass's fp64 distance when its label and
  * that centroid's bits are unchanged (from 8 features: below, computing a
- * row costs less than finding it), and a cluster no row joined or left
- * keeps its sums (the same rows in the same order give the same sums).
+ * row costs less than finding it), and the sums change only by the rows
+ * that moved (exact integers: the same bits as summing afresh).
  */
 #include "centroid_sums.h"
 #include "cpu_assign.h"
@@ -64,32 +64,33 @@ useful_threads(int32_t n_threads, int64_t n, int32_t d, int32_t k)
 }
 
 /*
- * Whether a pass that sums every cluster again (the first, and any after
- * one that left many rows in changed clusters: sums_worth_keeping_) adds the
- * rows to the centroid sums as it labels them (one read of the rows instead
- * of two). Chunks are added one at a time
- * in chunk order (add_ready_chunks), so all the adds form one sequence, on
- * one core at a time: worth it while that sequence is short beside the
- * labelling spread over the workers, whose cost per row grows with k and the
- * add's does not. Profiled at one thread, adding a row cost what labelling
- * it against about 14 centroids did (d = 128 and 768), so up to k / 20
- * workers keep the adder below three quarters busy. Below FUSED_MAX_D + 1
- * features a row's fixed costs (the fp64 distance, the chunk's loop) make
- * labelling it about four times its add even at k = 8 (1M x 2, one thread:
- * 4.3 against 1.1 ns), so 2 workers fuse too (at 2 threads, 1M x 2, k = 8:
- * 5.9 -> 4.2 ms CPU per iteration); and so do more: there the one adder
- * holds the pass back, but the update's parts would cost more (each scans
- * every label and, with several rows to a cache line, reads every line of
- * the rows: at 16 threads, 1M x 2, k = 8, 2.1-2.6 ms against 1.8-3.3 for
- * all the adds on one core).
+ * Per-worker centroid sums (k x d each) while all of them fit this many
+ * bytes: the pass then adds the rows it labels (the first pass every row,
+ * later ones only the rows that moved) and the update merges the workers'
+ * sums of the clusters they touched. Beyond it the update splits the
+ * clusters among the threads and re-reads their rows (update_centroids).
  */
-static constexpr int32_t FUSED_MAX_D = 4;
+static std::atomic<int64_t> worker_sums_budget {(int64_t) 32 << 20};
 
-static bool
-fused_sums(int threads, int32_t d, int32_t k)
+extern "C" int64_t
+pgkm_internal_set_worker_sums_budget(int64_t bytes)
 {
-	return threads == 1 || threads * 20 <= k || d <= FUSED_MAX_D;
+	return worker_sums_budget.exchange(bytes < 0 ? (int64_t) 32 << 20 : bytes);
 }
+
+bool
+worker_sums_fit(int threads, int32_t d, int32_t k)
+{
+	return (int64_t) threads * k * d * (int64_t) sizeof(uint64_t) <= worker_sums_budget.load();
+}
+
+/* What an assignment pass adds to the workers' centroid sums. */
+enum class PassSums
+{
+	NONE,						/* nothing (the final assignment; or split sums) */
+	MOVED,						/* the rows whose label changed, to the new cluster and from the old */
+	ALL							/* every row, to its cluster */
+};
 
 /* Time per iteration phase (internal_hooks.h). */
 static PhaseTotals<PGKM_ITER_PHASES> iter_phases;
@@ -112,14 +113,21 @@ class CpuDevice : public Device
 {
 public:
 	CpuDevice(const float *x, int64_t n, int32_t d, int32_t k, const double *mean,
-			  ThreadPool *pool, const pgkm_options *opt)
+			  const float *maxabs, ThreadPool *pool, const pgkm_options *opt)
 		: x_(x), n_(n), d_(d), kmax_(k), k_(k), pool_(pool),
 		  method_(make_cpu_assign(opt, x, n, d, k, mean, pool)),
-		  chunk_rows_(assign_chunk_rows(d, k)), nchunks_((n + chunk_rows_ - 1) / chunk_rows_)
+		  chunk_rows_(assign_chunk_rows(d, k)), nchunks_((n + chunk_rows_ - 1) / chunk_rows_),
+		  worker_sums_(cpu_worker_sums(n, d, k, pool->size(), opt))
 	{
 		fill_rows(labels_, n, -1, pool);
 		cent_.assign((size_t) k * d, 0.0);
-		sums_.assign((size_t) k * d, 0.0);
+		sums_.assign((size_t) k * d, 0);
+		if (maxabs)
+			for (int32_t j = 0; j < d; j++)
+			{
+				scale_.push_back(fixed_point_scale(n, maxabs[j]));
+				inv_scale_.push_back(1.0 / scale_.back());
+			}
 		chunk_inertia_.assign(nchunks_, 0.0);
 		sizes_stride_ = (k + 15) / 16 * 16 + 16;	/* 128-byte lines apart, whatever the alignment */
 		worker_sizes_.assign((size_t) pool->size() * BANKS * sizes_stride_, 0);
@@ -129,11 +137,12 @@ public:
 		worker_ids_.resize(pool->size());
 		worker_gathered_labels_.resize(pool->size());
 		worker_rows_.resize(pool->size());
+		worker_moved_rows_.resize(pool->size());
+		worker_moved_from_.resize(pool->size());
 		worker_dirty_.assign((size_t) pool->size() * kmax_, 0);
 		dirty_.assign(kmax_, 0);
 		stale_.assign(kmax_, 1);
 		fill_rows(row_dist_, n, 0.0, pool);
-		chunk_labelled_.reset(new std::atomic<uint8_t>[nchunks_]);
 	}
 
 	int32_t		kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potential) override
@@ -158,12 +167,12 @@ public:
 
 private:
 	void		assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *inertia,
-							int64_t *moved, bool add_sums = false, bool reuse = false);
-	void		assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool add_sums,
+							int64_t *moved, PassSums add = PassSums::NONE, bool reuse = false);
+	void		assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, PassSums add,
 							 bool reuse);
 	void		listed_distances(int64_t r0, int w, const int32_t *ids, int64_t cnt,
 								 const int32_t *best, double *dist);
-	void		add_ready_chunks(const int32_t *labels);
+	void		merge_worker_sums(bool all, const int64_t *sizes, double *centroids);
 	void		update_centroids(const int64_t *sizes, double *centroids, bool only_dirty);
 
 	const float *x_;
@@ -177,7 +186,10 @@ private:
 	int64_t		nchunks_;
 	RowArray<int32_t> labels_;	/* labels of the last iterate */
 	std::vector<double> cent_;		/* current centroids, fp64 */
-	std::vector<double> sums_;		/* centroid sums, fp64 */
+	std::vector<uint64_t> sums_;	/* centroid sums, fixed point (centroid_sums.h) */
+	std::vector<double> scale_, inv_scale_;	/* per feature: the sums' scale, its inverse */
+	const bool	worker_sums_;	/* the pass adds rows into the workers' sums (worker_sums_fit) */
+	RowArray<uint64_t> worker_sums_delta_;	/* worker w's k x d from w * kmax_ * d_; zero between passes */
 	std::vector<double> chunk_inertia_;
 	std::vector<int64_t> worker_sizes_;	/* worker w's BANKS banks from w * BANKS * sizes_stride_ */
 	int64_t		sizes_stride_;	/* kmax_ padded: workers' counts never share a cache line */
@@ -187,20 +199,19 @@ private:
 	/* listed_distances: a chunk's rows to compute, gathered with their labels */
 	std::vector<std::vector<int32_t>> worker_ids_, worker_gathered_labels_;
 	std::vector<std::vector<float>> worker_rows_;
+	/* a chunk's moved rows and the clusters they left (PassSums::MOVED) */
+	std::vector<std::vector<int32_t>> worker_moved_rows_, worker_moved_from_;
 	AssignCounts counts_;		/* of the last pass */
 	std::vector<int32_t> update_rows_;	/* update: per worker, a block's rows of its part */
-	bool		sums_ready_ = false;	/* the assignment pass summed the rows (fused_sums) */
-	std::unique_ptr<std::atomic<uint8_t>[]> chunk_labelled_;	/* per chunk, in this pass */
-	int64_t		sums_next_ = 0;	/* the chunk added next (read and written by the adder) */
-	std::atomic<int32_t> sums_adding_ {0};	/* 1 while a thread adds */
 	/*
 	 * What iterate may keep from its last pass: row_dist_ (each row's fp64
 	 * distance to its label in labels_) where dists_valid_ and the label's
 	 * centroid is not stale_ (its bits changed since); sums_ of every
-	 * cluster where sums_valid_ (the row-order sums of labels_), but the
+	 * cluster where sums_valid_ (the sums of labels_' rows), but the
 	 * clusters a row joined or left in this pass (worker_dirty_, then
 	 * dirty_). Cleared before the work they describe, set after it, so an
-	 * interrupted pass leaves nothing to trust.
+	 * interrupted pass leaves nothing to trust (and the next sums every row
+	 * afresh).
 	 */
 	RowArray<double> row_dist_;
 	std::vector<uint8_t> stale_;
@@ -210,10 +221,9 @@ private:
 	bool		keep_dists_ = false;	/* the running pass may keep row_dist_ */
 	bool		all_stale_ = false;	/* every centroid moved: no row keeps its distance */
 	/*
-	 * Whether the next pass keeps the clean clusters' sums: only when the
-	 * last pass left at most a quarter of the rows in dirty clusters. Else
-	 * re-adding the dirty ones reads most rows a second time, and the sums
-	 * are better added in the pass (fused_sums).
+	 * Split sums (no worker_sums_): whether the next update keeps the clean
+	 * clusters' sums, only when the last pass left at most a quarter of the
+	 * rows in dirty clusters (else summing all at once costs less).
 	 */
 	bool		sums_worth_keeping_ = true;
 };
@@ -295,12 +305,12 @@ banked_sum(const double *dist, int64_t m)
  * row joined or left, the sizes (counted in BANKS banks by row: no chain
  * through memory) and, when the pass may keep last pass's distances, the
  * rows whose label or centroid changed; then each row's exact fp64 distance
- * (row_distance.h), kept or computed, and the chunk's inertia (banked_sum).
- * With add_sums the chunk's rows are then added to the centroid sums (with
- * one worker at once, while they are still in cache; see add_ready_chunks).
+ * (row_distance.h), kept or computed, and the chunk's inertia (banked_sum);
+ * then the rows that add tells of go into the worker's centroid sums, while
+ * they are still in cache.
  */
 void
-CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool add_sums,
+CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, PassSums add,
 						bool reuse)
 {
 	const int32_t d = d_;
@@ -329,6 +339,14 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool 
 	uint8_t    *dirty = worker_dirty_.data() + (size_t) w * kmax_;
 	const uint8_t *stale = stale_.data();
 	int32_t    *lab = labels + r0;
+	int32_t    *moved_rows = nullptr, *moved_from = nullptr;
+	if (add == PassSums::MOVED)
+	{
+		worker_moved_rows_[w].resize(m);
+		worker_moved_from_[w].resize(m);
+		moved_rows = worker_moved_rows_[w].data();
+		moved_from = worker_moved_from_[w].data();
+	}
 	/* a change of label is rare after the first passes: one test per row */
 	const auto	row = [&](int64_t i, int b) {
 		const int32_t bi = best[i];
@@ -339,6 +357,11 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool 
 		}
 		if (lab[i] != bi)
 		{
+			if (moved_rows)
+			{
+				moved_rows[mv] = (int32_t) i;
+				moved_from[mv] = lab[i];
+			}
 			mv++;
 			if (reuse)
 			{
@@ -363,61 +386,25 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, bool 
 		current_row_distance_kernel() (x_ + r0 * d, m, d, cent_.data(), best, dist);
 	chunk_inertia_[ch] = banked_sum(dist, m);
 	worker_moved_[(size_t) w * 16] += mv;
-	if (add_sums)
-	{
-		chunk_labelled_[ch].store(1);
-		add_ready_chunks(labels);
-	}
-}
-
-/*
- * Adds the labelled chunks whose turn has come to the centroid sums, in
- * chunk order (the order the update would add the rows in), one thread at
- * a time: whoever labels a chunk and finds no other thread adding takes over.
- * Nobody waits: a thread that finds the adder busy goes on labelling, and
- * the adder, once done, looks again for a chunk labelled meanwhile (its
- * flag is stored before that thread's try, and both are sequentially
- * consistent, so one of the two sees it).
- */
-void
-CpuDevice::add_ready_chunks(const int32_t *labels)
-{
-	const int32_t d = d_;
-	while (!sums_adding_.exchange(1))
-	{
-		int64_t		c = sums_next_;
-		for (; c < nchunks_ && chunk_labelled_[c].load(); c++)
-		{
-			const int64_t r0 = c * chunk_rows_, r1 = std::min(n_, r0 + chunk_rows_);
-			add_rows_in_order(x_ + r0 * d, r1 - r0, d, labels + r0, sums_.data());
-		}
-		sums_next_ = c;
-		sums_adding_.store(0);
-		if (c == nchunks_ || !chunk_labelled_[c].load())
-			return;
-	}
+	uint64_t   *wsums = worker_sums_delta_.data() + (size_t) w * kmax_ * d;
+	if (add == PassSums::ALL)
+		add_rows_fixed(x_ + r0 * d, m, d, best, scale_.data(), wsums);
+	else if (add == PassSums::MOVED)
+		move_rows_fixed(x_ + r0 * d, d, moved_rows, moved_from, (int32_t) mv, best, scale_.data(),
+						wsums);
 }
 
 /* Full assignment pass: per-chunk inertia summed in chunk order, per-worker integer counts. */
 void
 CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *inertia,
-					   int64_t *moved, bool add_sums, bool reuse)
+					   int64_t *moved, PassSums add, bool reuse)
 {
 	const int32_t k = k_;
 	std::fill(worker_sizes_.begin(), worker_sizes_.end(), 0);
 	std::fill(worker_moved_.begin(), worker_moved_.end(), 0);
-	if (add_sums)
-	{
-		std::fill(sums_.begin(), sums_.begin() + (size_t) k * d_, 0.0);
-		for (int64_t c = 0; c < nchunks_; c++)
-			chunk_labelled_[c].store(0, std::memory_order_relaxed);
-		sums_next_ = 0;
-	}
 	pool_->parallel_for(nchunks_, [&](int64_t ch, int w) {
-		assign_chunk(ch, w, labels, dist2, add_sums, reuse);
+		assign_chunk(ch, w, labels, dist2, add, reuse);
 	});
-	if (add_sums && sums_next_ != nchunks_)
-		throw EngineError(PGKM_ERR_INTERNAL, "assign_pass: centroid sums incomplete");
 	double		tot = 0;
 	for (double v : chunk_inertia_)
 		tot += v;
@@ -437,10 +424,45 @@ CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *i
 }
 
 /*
- * New centroid = mean of its rows, summed in fp64 in row order. Clusters are
- * split into contiguous ranges (parts) balanced by size; each task scans the
- * labels and sums only its own clusters' rows, so no partial sums need
- * merging and the order never depends on threads. The scan lists a block's
+ * The workers' sums of this pass merged into sums_ (every cluster when all,
+ * else the clusters each worker touched: worker_dirty_), the workers' own
+ * left at zero; then each non-empty cluster's centroid = its sums / size.
+ */
+void
+CpuDevice::merge_worker_sums(bool all, const int64_t *sizes, double *centroids)
+{
+	const int32_t d = d_;
+	const int	workers = pool_->size();
+	const auto	cluster = [&](int64_t c) {
+		uint64_t   *s = sums_.data() + (size_t) c * d;
+		for (int w = 0; w < workers && (all || dirty_[c]); w++)
+		{
+			if (!all && !worker_dirty_[(size_t) w * kmax_ + c])
+				continue;
+			uint64_t   *ws = worker_sums_delta_.data() + ((size_t) w * kmax_ + c) * d;
+			for (int32_t j = 0; j < d; j++)
+				s[j] += ws[j];
+			std::fill(ws, ws + d, 0);
+		}
+		if (sizes[c] == 0)
+			return;
+		const double size = (double) sizes[c];
+		for (int32_t j = 0; j < d; j++)
+			centroids[(size_t) c * d + j] = fixed_point_value(s[j], inv_scale_[j]) / size;
+	};
+	/* the clusters on the pool once there is a worker's sums' worth of them: 4,096 values */
+	if ((int64_t) k_ * d * (all ? workers : 1) < 4096)
+		for (int32_t c = 0; c < k_; c++)
+			cluster(c);
+	else
+		pool_->parallel_for(k_, [&](int64_t c, int) { cluster(c); });
+}
+
+/*
+ * Split sums (no worker_sums_): new centroid = sum of its rows / size.
+ * Clusters are split into contiguous ranges (parts) balanced by size; each
+ * task scans the labels and sums only its own clusters' rows, so no partial
+ * sums need merging. The scan lists a block's
  * own rows without a branch per row (a mispredicted branch per row cost
  * more than the sums at small d); a part with few clusters and many
  * features is split by features too. Empty clusters keep their previous
@@ -480,14 +502,14 @@ CpuDevice::update_centroids(const int64_t *sizes, double *centroids, bool only_d
 		const uint32_t span = (uint32_t) (c1 - c0);
 		const int32_t j0 = (int32_t) ((int64_t) d * sl / slices),
 			j1 = (int32_t) ((int64_t) d * (sl + 1) / slices);
-		double	   *sums = sums_.data();
+		uint64_t   *sums = sums_.data();
 		int32_t    *rows = update_rows_.data() + (size_t) w * UPDATE_BLOCK;
-		bool		scan = !sums_ready_;
+		bool		scan = true;
 		if (only_dirty)
 			scan = std::find(dirty + c0, dirty + c1, 1) != dirty + c1;
 		for (int32_t c = c0; c < c1 && scan; c++)
 			if (!only_dirty || dirty[c])
-				std::fill(sums + (size_t) c * d + j0, sums + (size_t) c * d + j1, 0.0);
+				std::fill(sums + (size_t) c * d + j0, sums + (size_t) c * d + j1, 0);
 		for (int64_t i0 = 0; i0 < n_ && scan; i0 += UPDATE_BLOCK)
 		{
 			pool_->checkpoint(w);
@@ -509,15 +531,15 @@ CpuDevice::update_centroids(const int64_t *sizes, double *centroids, bool only_d
 					rows[m] = r;
 					m += (uint32_t) (lb[r] - c0) < span;
 				}
-			add_listed_rows(x_ + i0 * d, d, j0, j1, rows, m, lb, sums);
+			add_listed_rows(x_ + i0 * d, d, j0, j1, rows, m, lb, scale_.data(), sums);
 		}
 		for (int32_t c = c0; c < c1; c++)
 		{
 			if (sizes[c] == 0)
 				continue;
-			const double inv = (double) sizes[c];
+			const double size = (double) sizes[c];
 			for (int32_t j = j0; j < j1; j++)
-				centroids[(size_t) c * d + j] = sums[(size_t) c * d + j] / inv;
+				centroids[(size_t) c * d + j] = fixed_point_value(sums[(size_t) c * d + j], inv_scale_[j]) / size;
 		}
 	});
 }
@@ -528,13 +550,21 @@ CpuDevice::iterate(IterStats *st, double *centroids, int64_t *sizes)
 	double		inertia;
 	int64_t		moved;
 	PhaseClock<PGKM_ITER_PHASES> clock(iter_phases);
+	if (scale_.empty())
+		throw EngineError(PGKM_ERR_INTERNAL, "iterate: a device made without the columns' ranges");
+	const bool	all = !sums_valid_;
 	const bool	sums_kept = sums_valid_ && sums_worth_keeping_;
 	sums_valid_ = false;
-	sums_ready_ = !sums_kept && fused_sums(pool_->size(), d_, k_);
+	if (worker_sums_ && all)
+	{
+		std::fill(sums_.begin(), sums_.end(), 0);
+		fill_rows(worker_sums_delta_, (int64_t) pool_->size() * kmax_ * d_, (uint64_t) 0, pool_);
+	}
 	keep_dists_ = dists_valid_;
 	all_stale_ = std::find(stale_.begin(), stale_.begin() + k_, 0) == stale_.begin() + k_;
 	dists_valid_ = false;
-	assign_pass(labels_.data(), nullptr, sizes, &inertia, &moved, sums_ready_, true);
+	assign_pass(labels_.data(), nullptr, sizes, &inertia, &moved,
+				!worker_sums_ ? PassSums::NONE : all ? PassSums::ALL : PassSums::MOVED, true);
 	clock.mark(ITER_PASS);
 	dists_valid_ = true;
 	std::fill(stale_.begin(), stale_.end(), 0);
@@ -544,9 +574,12 @@ CpuDevice::iterate(IterStats *st, double *centroids, int64_t *sizes)
 	for (int w = 0; w < pool_->size(); w++)
 		for (int32_t c = 0; c < kmax_; c++)
 			dirty_[c] |= worker_dirty_[(size_t) w * kmax_ + c];
-	std::fill(worker_dirty_.begin(), worker_dirty_.end(), 0);
 	std::copy(cent_.begin(), cent_.begin() + (size_t) k_ * d_, centroids);
-	update_centroids(sizes, centroids, sums_kept);
+	if (worker_sums_)
+		merge_worker_sums(all, sizes, centroids);
+	else
+		update_centroids(sizes, centroids, sums_kept);
+	std::fill(worker_dirty_.begin(), worker_dirty_.end(), 0);
 	clock.mark(ITER_UPDATE);
 	sums_valid_ = true;
 	int64_t		dirty_rows = 0;
@@ -567,9 +600,9 @@ CpuDevice::assign(int32_t *labels, double *dist2, int64_t *sizes, double *inerti
 
 std::unique_ptr<Device>
 make_cpu_device(const float *x, int64_t n, int32_t d, int32_t k, const double *mean,
-				ThreadPool *pool, const pgkm_options *opt)
+				const float *maxabs, ThreadPool *pool, const pgkm_options *opt)
 {
-	return std::unique_ptr<Device>(new CpuDevice(x, n, d, k, mean, pool, opt));
+	return std::unique_ptr<Device>(new CpuDevice(x, n, d, k, mean, maxabs, pool, opt));
 }
 
 }							/* namespace pgkm */

@@ -59,10 +59,21 @@ public:
 /*
  * CPU device over x (n x d float32, row-major, column means given); pool
  * owned by the caller; opt picks the assignment method (NULL: Lloyd).
+ * maxabs: each column's largest |x| (the centroid sums' scales); NULL for a
+ * device that only assigns (iterate then throws).
  */
 std::unique_ptr<Device> make_cpu_device(const float *x, int64_t n, int32_t d, int32_t k,
-										const double *mean, ThreadPool *pool,
+										const double *mean, const float *maxabs, ThreadPool *pool,
 										const pgkm_options *opt = nullptr);
+
+/* Whether threads workers' own centroid sums (k x d each) fit the CPU device's budget for them. */
+bool		worker_sums_fit(int threads, int32_t d, int32_t k);
+
+/*
+ * Whether a CPU device of threads workers keeps them (worker_sums_fit, and
+ * within opt->memory_limit with the engine's other needs; api.cpp).
+ */
+bool		cpu_worker_sums(int64_t n, int32_t d, int32_t k, int threads, const pgkm_options *opt);
 
 /* GPU device through a loaded CUDA plugin (gpu_plugin.h); throws EngineError on setup failure. */
 std::unique_ptr<Device> make_gpu_device(const CudaPlugin *plugin, const float *x, int64_t n,

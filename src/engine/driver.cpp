@@ -85,7 +85,7 @@ pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt
 	data_scale_ = stats.mean_var > 0 ? std::sqrt(stats.mean_var) : 1.0;
 	choose_device(opt.gpu_plugin_path);
 	if (!device_)
-		device_ = make_cpu_device(x, n, d, opt.k, stats.mean.data(), pool_.get(), &opt_);
+		device_ = make_cpu_device(x, n, d, opt.k, stats.mean.data(), stats.maxabs.data(), pool_.get(), &opt_);
 	device_name_ = device_->name();
 	device_detail_ = device_->detail();
 	size_t		kd = (size_t) opt.k * d;

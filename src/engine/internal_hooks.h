@@ -14,6 +14,13 @@ extern "C" {
 /* The smallest d that uses the GEMM distance form (-1, default: by shape, d >= 6 or k >= 32). */
 int32_t		pgkm_internal_set_gemm_min_d(int32_t d);
 
+/*
+ * Bytes the CPU device's workers may hold in their own centroid sums
+ * (cpu_device.cpp; -1: the default, 32 MiB); past it the update splits the
+ * clusters among the threads instead.
+ */
+int64_t		pgkm_internal_set_worker_sums_budget(int64_t bytes);
+
 /* k-means++ skipping: groups and rows (1, default), rows only (2) or off (0). */
 int32_t		pgkm_internal_set_kpp_pruning(int32_t on);
 

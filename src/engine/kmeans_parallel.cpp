@@ -60,7 +60,7 @@ kmeans_parallel_init(const float *x, int64_t n, int32_t d, int32_t k, uint64_t s
 			for (int32_t i = 0; i < m; i++)
 				for (int32_t j = 0; j < d; j++)
 					c[(size_t) i * d + j] = x[batch[b0 + i] * d + j];
-			std::unique_ptr<Device> dev = make_cpu_device(x, n, d, m, mean, pool);
+			std::unique_ptr<Device> dev = make_cpu_device(x, n, d, m, mean, nullptr, pool);
 			dev->set_centroids(c.data(), m);
 			std::vector<int64_t> sizes(m);
 			double		inertia;

@@ -31,7 +31,8 @@ static constexpr int ROW_BANKS = 4;
 
 /*
  * p[0..d) = the column sums of f(value, column) over rows [r0, r1) of x;
- * with a limit, false when a value is beyond it or NaN (p then unused).
+ * with a limit, false when a value is beyond it or NaN (p then unused), and
+ * top[0..d) the column maxima of |value| (NaN ignored; unused when false).
  * Up to BANKED_MAX_D features, row i goes to accumulator i mod ROW_BANKS
  * (one chain a column made every row wait for the last row's add: the pass
  * ran at about 10 cycles a row at d = 2), combined as (a0 + a1) + (a2 + a3);
@@ -40,24 +41,31 @@ static constexpr int ROW_BANKS = 4;
  */
 template <int D, class F>
 static inline bool
-column_sums(const float *x, int64_t r0, int64_t r1, int32_t dd, double *p, const float *limit, F f)
+column_sums(const float *x, int64_t r0, int64_t r1, int32_t dd, double *p, const float *limit,
+			float *top, F f)
 {
 	const int32_t d = D > 0 ? D : dd;
 	const float lim = limit ? *limit : __builtin_inff();
 	bool		ok = true;
+	/* std::max(m, NaN) keeps m; the limit's test catches the NaN */
 	if (d > BANKED_MAX_D)
 	{
 		std::fill(p, p + d, 0.0);
+		if (top)
+			std::fill(top, top + d, 0.0f);
 		for (int64_t i = r0; i < r1; i++)
 			for (int32_t j = 0; j < d; j++)
 			{
 				const float v = x[i * d + j];
 				ok &= !limit || std::fabs(v) <= lim;	/* false for NaN too */
+				if (top)
+					top[j] = std::max(top[j], std::fabs(v));
 				p[j] += f(v, j);
 			}
 		return ok;
 	}
 	double		acc[ROW_BANKS][BANKED_MAX_D] = {};
+	float		mx[BANKED_MAX_D] = {};
 	int64_t		i = r0;
 	for (; i + ROW_BANKS <= r1; i += ROW_BANKS)
 		for (int b = 0; b < ROW_BANKS; b++)
@@ -65,6 +73,8 @@ column_sums(const float *x, int64_t r0, int64_t r1, int32_t dd, double *p, const
 			{
 				const float v = x[(i + b) * d + j];
 				ok &= !limit || std::fabs(v) <= lim;
+				if (top)
+					mx[j] = std::max(mx[j], std::fabs(v));
 				acc[b][j] += f(v, j);
 			}
 	for (int b = 0; i < r1; i++, b++)
@@ -72,25 +82,30 @@ column_sums(const float *x, int64_t r0, int64_t r1, int32_t dd, double *p, const
 		{
 			const float v = x[i * d + j];
 			ok &= !limit || std::fabs(v) <= lim;
+			if (top)
+				mx[j] = std::max(mx[j], std::fabs(v));
 			acc[b][j] += f(v, j);
 		}
 	for (int32_t j = 0; j < d; j++)
 		p[j] = (acc[0][j] + acc[1][j]) + (acc[2][j] + acc[3][j]);
+	if (top)
+		std::copy(mx, mx + d, top);
 	return ok;
 }
 
 /* column_sums with d fixed at compile time where rows are shortest (the loop's own overhead) */
 template <class F>
 static bool
-column_sums_any(const float *x, int64_t r0, int64_t r1, int32_t d, double *p, const float *limit, F f)
+column_sums_any(const float *x, int64_t r0, int64_t r1, int32_t d, double *p, const float *limit,
+				float *top, F f)
 {
 	switch (d)
 	{
-		case 1: return column_sums<1>(x, r0, r1, d, p, limit, f);
-		case 2: return column_sums<2>(x, r0, r1, d, p, limit, f);
-		case 3: return column_sums<3>(x, r0, r1, d, p, limit, f);
-		case 4: return column_sums<4>(x, r0, r1, d, p, limit, f);
-		default: return column_sums<0>(x, r0, r1, d, p, limit, f);
+		case 1: return column_sums<1>(x, r0, r1, d, p, limit, top, f);
+		case 2: return column_sums<2>(x, r0, r1, d, p, limit, top, f);
+		case 3: return column_sums<3>(x, r0, r1, d, p, limit, top, f);
+		case 4: return column_sums<4>(x, r0, r1, d, p, limit, top, f);
+		default: return column_sums<0>(x, r0, r1, d, p, limit, top, f);
 	}
 }
 
@@ -98,18 +113,20 @@ column_sums_any(const float *x, int64_t r0, int64_t r1, int32_t d, double *p, co
  * One parallel pass of per-chunk column sums of f into part (d a chunk).
  * Chunks are fixed-size and reduced in chunk order by the caller, so the
  * sums do not depend on the thread count. With limit, a chunk holding a
- * value beyond it (or NaN) records the first one's index in bad.
+ * value beyond it (or NaN) records the first one's index in bad, and each
+ * chunk's column maxima of |value| go to tops (d a chunk).
  */
 template <class F>
 static void
 chunk_column_sums(const float *x, int64_t n, int32_t d, ThreadPool *pool, std::vector<double> &part,
-				  int64_t nchunks, const float *limit, std::vector<int64_t> *bad, F f)
+				  int64_t nchunks, const float *limit, std::vector<int64_t> *bad, float *tops, F f)
 {
 	const int64_t rows = stats_chunk_rows(d);
 	pool->parallel_for(nchunks, [&](int64_t ch, int w) {
 		pool->checkpoint(w);
 		const int64_t r0 = ch * rows, r1 = std::min(n, r0 + rows);
-		if (!column_sums_any(x, r0, r1, d, part.data() + (size_t) ch * d, limit, f))
+		if (!column_sums_any(x, r0, r1, d, part.data() + (size_t) ch * d, limit,
+							 tops ? tops + (size_t) ch * d : nullptr, f))
 		{
 			int64_t		t = r0 * d;
 			while (std::fabs(x[t]) <= *limit)
@@ -121,7 +138,8 @@ chunk_column_sums(const float *x, int64_t n, int32_t d, ThreadPool *pool, std::v
 
 /*
  * Two parallel passes over the data: the first rejects NaN/Inf and values
- * beyond max_safe_abs(d) (units.h) and sums the columns for the means, the second sums squared deviations for the mean
+ * beyond max_safe_abs(d) (units.h), sums the columns for the means and finds
+ * each column's largest |value|, the second sums squared deviations for the mean
  * per-feature variance (fp64, per-chunk partials reduced in chunk order).
  */
 DataStats
@@ -131,7 +149,9 @@ data_statistics(const float *x, int64_t n, int32_t d, ThreadPool *pool)
 	const float limit = (float) max_safe_abs(d);
 	std::vector<double> part((size_t) nchunks * d);
 	std::vector<int64_t> bad(nchunks, -1);
-	chunk_column_sums(x, n, d, pool, part, nchunks, &limit, &bad, [](float v, int32_t) { return (double) v; });
+	std::vector<float> tops((size_t) nchunks * d);
+	chunk_column_sums(x, n, d, pool, part, nchunks, &limit, &bad, tops.data(),
+					  [](float v, int32_t) { return (double) v; });
 	for (int64_t ch = 0; ch < nchunks; ch++)
 		if (bad[ch] >= 0)
 		{
@@ -147,13 +167,17 @@ data_statistics(const float *x, int64_t n, int32_t d, ThreadPool *pool)
 		}
 	DataStats	s;
 	s.mean.assign(d, 0.0);
+	s.maxabs.assign(d, 0.0f);
 	for (int64_t ch = 0; ch < nchunks; ch++)
 		for (int32_t j = 0; j < d; j++)
+		{
 			s.mean[j] += part[(size_t) ch * d + j];
+			s.maxabs[j] = std::max(s.maxabs[j], tops[(size_t) ch * d + j]);
+		}
 	for (int32_t j = 0; j < d; j++)
 		s.mean[j] /= (double) n;
 	const double *mean = s.mean.data();
-	chunk_column_sums(x, n, d, pool, part, nchunks, nullptr, nullptr, [mean](float v, int32_t j) {
+	chunk_column_sums(x, n, d, pool, part, nchunks, nullptr, nullptr, nullptr, [mean](float v, int32_t j) {
 		const double t = (double) v - mean[j];
 		return t * t;
 	});

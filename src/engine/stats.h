@@ -15,6 +15,7 @@ class ThreadPool;
 struct DataStats
 {
 	std::vector<double> mean;	/* column means */
+	std::vector<float> maxabs;	/* column maxima of |x| (the centroid sums' scales) */
 	double		mean_var = 0;	/* mean per-feature variance */
 };
 

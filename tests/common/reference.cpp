@@ -4,6 +4,7 @@
 #include "reference.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace pgkm_test
 {
@@ -43,20 +44,32 @@ double
 ref_update(const float *x, int64_t n, int32_t d, const int32_t *labels, int32_t k,
 		   double *centroids, int64_t *sizes)
 {
-	std::vector<double> sums((size_t) k * d, 0.0);
+	/* each column's scale: 2^(min(50, 61 - e_n) - e_m), n + 1 < 2^e_n, max |x| < 2^e_m */
+	std::vector<double> scale(d);
+	for (int32_t j = 0; j < d; j++)
+	{
+		double		top = 0;
+		for (int64_t i = 0; i < n; i++)
+			top = std::max(top, std::fabs((double) x[(size_t) i * d + j]));
+		int			e_n, e_m;
+		std::frexp((double) n + 1.0, &e_n);
+		std::frexp(top > 0 ? top : 1.0, &e_m);
+		scale[j] = std::ldexp(1.0, std::min(50, 61 - e_n) - e_m);
+	}
+	std::vector<long long> sums((size_t) k * d, 0);
 	std::fill(sizes, sizes + k, 0);
 	for (int64_t i = 0; i < n; i++)
 	{
 		sizes[labels[i]]++;
 		for (int32_t j = 0; j < d; j++)
-			sums[(size_t) labels[i] * d + j] += x[(size_t) i * d + j];
+			sums[(size_t) labels[i] * d + j] += std::llrint((double) x[(size_t) i * d + j] * scale[j]);
 	}
 	double		shift = 0;
 	for (int32_t c = 0; c < k; c++)
 		for (int32_t j = 0; j < d; j++)
 		{
 			double		old = centroids[(size_t) c * d + j];
-			double		v = sizes[c] ? sums[(size_t) c * d + j] / (double) sizes[c] : old;
+			double		v = sizes[c] ? (double) sums[(size_t) c * d + j] / scale[j] / (double) sizes[c] : old;
 			shift += (v - old) * (v - old);
 			centroids[(size_t) c * d + j] = v;
 		}

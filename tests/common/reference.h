@@ -22,9 +22,11 @@ int32_t		nearest_fp64(const float *x, const double *centroids, int32_t k, int32_
 						 double *dist2 = nullptr);
 
 /*
- * Lloyd update: each centroid becomes the mean of its rows (summed in row
- * order; an empty cluster keeps its centroid), sizes counted. Returns the
- * sum of squared centroid shifts.
+ * Lloyd update: each centroid becomes the mean of its rows (an empty
+ * cluster keeps its centroid), sizes counted. The rows are summed as the
+ * engine does, exactly, in 64-bit fixed point: value v of column j as
+ * llrint(v * 2^(min(50, 61 - e_n) - e_m)), n + 1 < 2^e_n and the column's
+ * max |v| < 2^e_m. Returns the sum of squared centroid shifts.
  */
 double		ref_update(const float *x, int64_t n, int32_t d, const int32_t *labels, int32_t k,
 					   double *centroids, int64_t *sizes);

@@ -92,7 +92,7 @@ TEST(DistancePaths, DirectArgminTiesGoToTheLowestIndex)
 						: (double) (gen() % 9) - 4.0 + (gen() % 2) * 0.5;
 			std::vector<double> mean(d, 0.0);
 			pgkm::ThreadPool pool(2, nullptr, nullptr);
-			auto		be = pgkm::make_cpu_device(x.data(), n, d, k, mean.data(), &pool);
+			auto		be = pgkm::make_cpu_device(x.data(), n, d, k, mean.data(), nullptr, &pool);
 			be->set_centroids(c.data(), k);
 			std::vector<int32_t> labels(n, -1);
 			std::vector<double> dist2(n);

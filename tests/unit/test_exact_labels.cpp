@@ -48,7 +48,7 @@ device_labels(const std::vector<float> &x, int32_t d, const std::vector<double> 
 		for (int32_t j = 0; j < d; j++)
 			mean[j] += x[(size_t) i * d + j] / (double) n;
 	pgkm::ThreadPool pool(threads, nullptr, nullptr);
-	auto		dev = pgkm::make_cpu_device(x.data(), n, d, k, mean.data(), &pool);
+	auto		dev = pgkm::make_cpu_device(x.data(), n, d, k, mean.data(), nullptr, &pool);
 	dev->set_centroids(c.data(), k);
 	std::vector<int32_t> labels(n, -1);
 	std::vector<double> dist2(n);

@@ -5,6 +5,7 @@
  */
 #include "blobs.h"
 #include "engine_run.h"
+#include "internal_hooks.h"
 #include "reference.h"
 
 #include <algorithm>
@@ -91,14 +92,14 @@ TEST(Determinism, IdenticalAcrossThreadCounts)
 }
 
 /*
- * The update sums each cluster's rows in fp64 in row order, however the
- * clusters are cut into parts and the parts into feature slices, or the
- * assignment pass adds them chunk by chunk in chunk order (up to k / 20
- * workers, and at any thread count below 5 features): the run follows the
- * fp64 reference Lloyd bit for bit at 1, 2, 7 and 16 threads (k = 3 with 48
- * features: parts and slices; k = 40 at d = 2: the pass, one adder behind up
- * to 15 labellers; k = 330 at d = 24: the pass at every thread count, 141
- * chunks labelled by 16 workers; n no multiple of the update's block or of
+ * The centroid sums are exact fixed-point integers (centroid_sums.h),
+ * whether each worker adds the rows it labels to its own sums (the whole
+ * first pass, then only the rows that moved) or the update splits the
+ * clusters among the threads (forced here with a zero budget for the
+ * workers' sums; k = 3 with 48 features: parts and feature slices): the run
+ * follows the fp64 reference Lloyd, which sums the same integers, bit for
+ * bit at 1, 2, 7 and 16 threads (k = 40 at d = 2: 15 workers adding rows of
+ * 141 chunks; k = 330 at d = 24; n no multiple of the update's block or of
  * a chunk).
  */
 TEST(Determinism, UpdateMatchesTheReferenceForAnyThreadCount)
@@ -118,12 +119,15 @@ TEST(Determinism, UpdateMatchesTheReferenceForAnyThreadCount)
 		o.max_iter = 6;
 		o.tol = 0;
 		RefResult ref = ref_lloyd(x, s.d, init, o.max_iter, o.tol);
+		for (int64_t budget : {(int64_t) -1, (int64_t) 0})
 		for (int32_t threads : {1, 2, 7, 16})
 		{
 			SCOPED_TRACE("d=" + std::to_string(s.d) + " k=" + std::to_string(s.k) + " threads=" +
-						 std::to_string(threads));
+						 std::to_string(threads) + (budget ? "" : ", split sums"));
 			o.n_threads = threads;
+			const int64_t was = pgkm_internal_set_worker_sums_budget(budget);
 			EngineResult r = run_engine(x, s.d, o);
+			pgkm_internal_set_worker_sums_budget(was);
 			ASSERT_EQ(r.status, PGKM_DONE) << r.err;
 			EXPECT_EQ(r.iterations, ref.iterations);
 			EXPECT_EQ(r.labels, ref.labels);

@@ -2,13 +2,15 @@
  * test_stats.cpp: the data statistics pass (stats.h) against a long double
  * reference, bit for bit the same at any thread count, on both of its loops
  * (interleaved row accumulators up to 16 features, row order beyond) and
- * row counts that are no multiple of a chunk; and the first bad value named
+ * row counts that are no multiple of a chunk; each column's largest |x|
+ * exactly; and the first bad value named
  * wherever it lies among the chunks.
  */
 #include "errors.h"
 #include "stats.h"
 #include "thread_pool.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -43,11 +45,16 @@ TEST(Stats, MeansAndVarianceAgainstLongDoubleForAnyThreadCount)
 	for (int32_t d : {1, 2, 3, 4, 5, 16, 17, 40})
 	{
 		const int64_t n = 70001;	/* no multiple of any chunk */
-		const std::vector<float> x = offset_rows(n, d, 5 + d);
+		std::vector<float> x = offset_rows(n, d, 5 + d);
+		x[(size_t) 69999 * d + d - 1] = -7777.0f;	/* a column's largest |x|, negative, in the last chunk */
 		std::vector<long double> mean(d, 0), var(d, 0);
+		std::vector<float> maxabs(d, 0.0f);
 		for (int64_t i = 0; i < n; i++)
 			for (int32_t j = 0; j < d; j++)
+			{
 				mean[j] += x[(size_t) i * d + j];
+				maxabs[j] = std::max(maxabs[j], std::fabs(x[(size_t) i * d + j]));
+			}
 		for (int32_t j = 0; j < d; j++)
 			mean[j] /= n;
 		for (int64_t i = 0; i < n; i++)
@@ -69,6 +76,7 @@ TEST(Stats, MeansAndVarianceAgainstLongDoubleForAnyThreadCount)
 			for (int32_t j = 0; j < d; j++)
 				EXPECT_NEAR(s.mean[j], (double) mean[j], 1e-12 * (1 + std::fabs((double) mean[j])));
 			EXPECT_NEAR(s.mean_var, (double) mean_var, 1e-12 * (double) mean_var);
+			EXPECT_EQ(s.maxabs, maxabs);
 			if (threads == 1)
 				first = s;
 			else

@@ -14,6 +14,8 @@
 #include "reference.h"
 #include "thread_pool.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -105,9 +107,13 @@ TEST(UpdateReuse, CentroidMovedBetweenPasses)
 	const auto	init = pick_rows(x, d, k, 9);
 	const int64_t n = (int64_t) (x.size() / d);
 	std::vector<double> mean(d, 0.0);
+	std::vector<float> maxabs(d, 0.0f);
 	for (int64_t i = 0; i < n; i++)
 		for (int32_t j = 0; j < d; j++)
+		{
 			mean[j] += x[(size_t) i * d + j] / (double) n;
+			maxabs[j] = std::max(maxabs[j], std::fabs(x[(size_t) i * d + j]));
+		}
 	for (int32_t method : {PGKM_METHOD_LLOYD, PGKM_METHOD_YINYANG})
 		for (int threads : {1, 2})
 		{
@@ -115,7 +121,7 @@ TEST(UpdateReuse, CentroidMovedBetweenPasses)
 				std::to_string(threads) + " threads";
 			pgkm_options o = given_options(method, init, k, 100, 0, threads);
 			pgkm::ThreadPool pool(threads, nullptr, nullptr);
-			auto		dev = pgkm::make_cpu_device(x.data(), n, d, k, mean.data(), &pool, &o);
+			auto		dev = pgkm::make_cpu_device(x.data(), n, d, k, mean.data(), maxabs.data(), &pool, &o);
 			std::vector<double> c = init;
 			std::vector<int64_t> sizes(k);
 			dev->set_centroids(c.data(), k);
