@@ -15,6 +15,9 @@
 #   GPU host: [THREADS=16,2,1] bash bench/cpu_ab_device.sh libs [cpu_libs_bench.py arguments]
 #             (bench/run_cpu_libs_bench.sh offline from .devsend/wheels, with the before tree's
 #             engine as method "base", alternated with ours)
+#   GPU host: [THREADS="16 2"] [SHAPES="k,sigma2 ..."] [ROUNDS=2] [METHODS=lloyd,yinyang,auto]
+#             bash bench/cpu_ab_device.sh tri
+#             (both trees: the bounded methods to convergence on Wu & Hong's data, n = 245,760, d = 32)
 #   GPU host: bash bench/cpu_ab_device.sh pool
 #             (bench/pool_bench.cpp against both trees' thread_pool.cpp: one parallel_for's cost)
 #
@@ -31,8 +34,8 @@ case "${1:-}" in
     git rev-parse "$2" > .tmp/ab/before.rev
     echo "packed $(cat .tmp/ab/before.rev) into .tmp/ab/before.tar.gz"
     exit 0 ;;
-  run|phases|iters|pool|libs) ;;
-  *) echo "usage: $0 pack REV | run | phases | iters | pool | libs" >&2; exit 2 ;;
+  run|phases|iters|tri|pool|libs) ;;
+  *) echo "usage: $0 pack REV | run | phases | iters | tri | pool | libs" >&2; exit 2 ;;
 esac
 
 # shellcheck source=tests/gpu/host_env.sh
@@ -55,6 +58,19 @@ build_both() {
 write_data() {
   "${PYTHON:-python3}" bench/init_bench.py --threads 1 --seeds 0 --iters 1 --no-sklearn --inits random \
     --build-dir "$ROOT/build-cpuab" > /dev/null
+}
+# triangle_bench of both trees, alternated: threads, methods, then k,sigma2 shapes
+bounded_to_convergence() {
+  local t=$1 methods=$2 shape r b dir
+  shift 2
+  for shape in "$@"; do
+    for r in $(seq "${ROUNDS:-2}"); do
+      for b in before after; do
+        dir=$ROOT; [ $b = before ] && dir=$BEFORE_SRC
+        "$dir/build-cpuab/bench/triangle_bench" 245760 32 ${shape/,/ } "$t" "$methods" 1 | sed "s#^#$b $t #"
+      done
+    done
+  done
 }
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 if [ "$1" = phases ]; then
@@ -106,6 +122,15 @@ print('$b', $t, '$1x$2,k=$3', $r, '%.3f' % (it[n // 2] * 1e3), ' '.join('%.3f' %
   exit 0
 fi
 unpack_before
+if [ "$1" = tri ]; then
+  build_both
+  for t in ${THREADS:-16 2}; do
+    # shellcheck disable=SC2086
+    bounded_to_convergence "$t" "${METHODS:-lloyd,yinyang,auto}" \
+      ${SHAPES:-1024,0.0125 256,0.0125 1024,0.05 256,0.05 32,0.3}
+  done
+  exit 0
+fi
 if [ "$1" = pool ]; then
   for b in before after; do
     src=$ROOT; [ $b = before ] && src=$BEFORE_SRC
@@ -139,13 +164,4 @@ for t in ${THREADS:-16 4}; do
   done
 done
 # the bounded methods: Wu & Hong's data, to convergence, at the most threads given
-t=$(echo "${THREADS:-16 4}" | awk '{print $1}')
-for shape in "1024 0.05" "256 0.05" "32 0.3"; do
-  for r in $(seq "${ROUNDS:-2}"); do
-    for b in before after; do
-      dir=$ROOT; [ $b = before ] && dir=$BEFORE_SRC
-      # shellcheck disable=SC2086
-      "$dir/build-cpuab/bench/triangle_bench" 245760 32 $shape "$t" lloyd,auto 1 | sed "s#^#$b $t #"
-    done
-  done
-done
+bounded_to_convergence "$(echo "${THREADS:-16 4}" | awk '{print $1}')" lloyd,auto 1024,0.05 256,0.05 32,0.3

@@ -6,6 +6,7 @@
  * the first pass. Whatever the device keeps, the stored rows can be read
  * back exactly from it: the fp64 label decisions need them.
  */
+#include "centroid_sums.h"	/* fixed_point_scale: the CPU engine's scales */
 #include "chunks.cuh"
 #include "launch.cuh"
 #include "run.cuh"
@@ -44,23 +45,27 @@ centring_point(Run &r)
 }
 
 /*
- * Fixed point: q = llrint(x * 2^e), e = 61 - ex_n - ex_m, where n + 1 < 2^ex_n
- * and max|x| < 2^ex_m (frexp). Then |q| <= 2^(61-ex_n) and any sum of at
- * most n of them (a cluster's sum, a block's private partial, a warp group's
- * partial) stays below n * 2^(61-ex_n) < 2^61, far from int64's 2^63: |x| * n
- * cannot leave the range, because e is derived from both. What a large n or
- * max|x| costs is resolution: the step 2^-e is max|x| * 2^-(61-ex_n), e.g.
- * 2^-37 max|x| at n = 10M; one huge outlier coarsens every column's sums
- * (each mean is off by at most half a step). Fast mode (fp64 atomics) has no
- * such step but order-dependent last bits.
+ * Fixed point: value x of column j counts as llrint(x * scale_j), the CPU
+ * engine's scale (fixed_point_scale, centroid_sums.h) from n and the
+ * column's max|x|: every sum of at most n of them (a cluster's sum, a block's
+ * private partial, a warp group's partial) stays below 2^61, and the sums are
+ * the CPU device's bits. Fast mode (fp64 atomics) has no such step but
+ * order-dependent last bits.
  */
-static double
-fixed_point_scale(int64_t n, float maxabs)
+static void
+fixed_point_scales(Run &r)
 {
-	int			ex_n = 0, ex_m = 0;
-	frexp((double) n + 1.0, &ex_n);
-	frexp(maxabs > 0 ? (double) maxabs : 1.0, &ex_m);
-	return ldexp(1.0, 61 - ex_n - ex_m);
+	std::vector<unsigned int> top(r.d);
+	CK(cudaMemcpy(top.data(), r.buf.d_colmax, (size_t) r.d * 4, cudaMemcpyDeviceToHost));
+	r.qscale.resize(r.d);
+	for (int j = 0; j < r.d; j++)
+	{
+		float		m;
+		memcpy(&m, &top[j], 4);
+		r.qscale[j] = pgkm::fixed_point_scale(r.n, m);
+	}
+	CK(cudaMemcpyAsync(r.buf.d_qscale, r.qscale.data(), (size_t) r.d * 8, cudaMemcpyHostToDevice,
+					   r.buf.s_comp));
 }
 
 /*
@@ -98,6 +103,7 @@ prepare_data(Run &r)
 	const bool	gemm = r.plan.path == PATH_GEMM;
 	centring_point(r);
 	CK(cudaMemsetAsync(B.d_maxabs, 0, 16, B.s_comp));
+	CK(cudaMemsetAsync(B.d_colmax, 0, (size_t) d * 4, B.s_comp));
 	if (gemm)					/* min slots at the top, max slots at the bottom */
 	{
 		CK(cudaMemsetAsync(B.d_colrange, 0xff, (size_t) d * 4, B.s_comp));
@@ -108,12 +114,14 @@ prepare_data(Run &r)
 		const int64_t count = n * (int64_t) d;
 		CK(cudaMemcpyAsync(B.d_x, r.x, (size_t) count * sizeof(float), cudaMemcpyHostToDevice, B.s_comp));
 		launch_maxabs(B.d_x, count, B.d_maxabs, B.s_comp);
+		launch_col_maxabs(B.d_x, n, d, B.d_colmax, B.s_comp);
 		if (gemm)
 			launch_col_range(B.d_x, n, d, B.d_colrange, B.s_comp);
 	}
 	else
 		for_each_chunk(r, [&](int64_t, int64_t, int64_t rows, int, const float *xp) {
 			launch_maxabs(xp, rows * d, B.d_maxabs, B.s_comp);
+			launch_col_maxabs(xp, rows, d, B.d_colmax, B.s_comp);
 			if (gemm)
 				launch_col_range(xp, rows, d, B.d_colrange, B.s_comp);
 		});
@@ -122,7 +130,7 @@ prepare_data(Run &r)
 	CK(cudaMemcpy(&maxabs, B.d_maxabs, sizeof(float), cudaMemcpyDeviceToHost));
 	if (!std::isfinite(maxabs))
 		fail(PGKM_ERR_INVALID, "data contains NaN or infinity");
-	r.qscale = fixed_point_scale(n, maxabs);
+	fixed_point_scales(r);
 	if (gemm)
 		exact_shift_point(r);
 	if (r.plan.resident)

@@ -9,6 +9,7 @@
 #include "launch.cuh"
 
 #include <algorithm>
+#include <numeric>
 
 namespace pgkm_cuda
 {
@@ -50,6 +51,32 @@ maxabs_kernel(const float *x, int64_t count, float *out)
 		m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
 	if ((threadIdx.x & 31) == 0)
 		atomicMax(reinterpret_cast<unsigned int *>(out), __float_as_uint(m));
+}
+
+/*
+ * Each column's max |x| (out[j], float bits). Thread t takes column t mod d
+ * of every (T / d)-th row, T (the threads launched) a multiple of d, so the
+ * loads stay coalesced and a thread keeps one maximum; where d divides 32,
+ * the lanes of a column combine theirs before the one atomic.
+ */
+__global__ void
+col_maxabs_kernel(const float *x, int64_t rows, int d, unsigned int *out)
+{
+	const int64_t t = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	const int64_t step = (int64_t) gridDim.x * blockDim.x / d;
+	const int	j = (int) (t % d);
+	float		m = 0.0f;
+	for (int64_t r = t / d; r < rows; r += step)
+		m = fmaxf(m, fabsf(x[r * d + j]));
+	if (32 % d == 0)
+	{
+		for (int o = 16; o >= d; o >>= 1)	/* lane l and l ^ o share a column */
+			m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+		if ((threadIdx.x & 31) >= d)
+			return;
+	}
+	if (m > 0)
+		atomicMax(out + j, __float_as_uint(m));
 }
 
 __global__ void
@@ -141,6 +168,16 @@ launch_maxabs(const float *x, int64_t count, float *out, cudaStream_t s)
 	int64_t		g = std::min<int64_t>(1024, (count + 255) / 256);
 	maxabs_kernel<<<(int) std::max<int64_t>(g, 1), 256, 0, s>>>(x, count, out);
 	CKLAUNCH("maxabs_kernel");
+}
+
+void
+launch_col_maxabs(const float *x, int64_t rows, int d, unsigned int *out, cudaStream_t s)
+{
+	const int	threads = 256;
+	const int64_t unit = d / std::gcd(d, threads);	/* blocks whose threads are a multiple of d */
+	const int64_t g = unit * std::max<int64_t>(1, 1024 / unit);
+	col_maxabs_kernel<<<(int) g, threads, 0, s>>>(x, rows, d, out);
+	CKLAUNCH("col_maxabs_kernel");
 }
 
 void

@@ -101,7 +101,7 @@ tile_argmin_kernel(PassArgs a, int64_t slot_base)
 			e += __shfl_xor_sync(0xffffffffu, e, o);
 		unsigned long long *dst = a.priv ? pacc : a.acc;
 		for (int j = lane; j < d; j += 32)
-			acc_add(dst, (int64_t) bi * d + j, stored_value(src, lo, a.shift, j), a.det, a.qscale);
+			acc_add(dst, (int64_t) bi * d + j, stored_value(src, lo, a.shift, j), a.det, a.qscale[j]);
 		if (lane == 0)
 		{
 			int64_t		g = a.row0 + row;

@@ -160,7 +160,7 @@ chunk_pass_args(const Run &r, int64_t r0, int64_t rows)
 	a.c64 = B.d_c64;
 	a.labels = B.d_labels;
 	a.acc = B.d_acc;
-	a.qscale = r.qscale;
+	a.qscale = B.d_qscale;
 	a.partials = B.d_partials;
 	a.moved = B.d_acc + (size_t) r.k * r.d + r.k;
 	a.det = r.settings.deterministic ? 1 : 0;
@@ -247,7 +247,7 @@ static inline double
 acc_value(const Run &r, size_t i)
 {
 	if (r.settings.deterministic)
-		return (double) (long long) r.buf.h_acc[i] / r.qscale;
+		return (double) (long long) r.buf.h_acc[i] / r.qscale[i % r.d];
 	double		v;
 	memcpy(&v, &r.buf.h_acc[i], sizeof(v));
 	return v;

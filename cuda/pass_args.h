@@ -25,7 +25,7 @@ struct PassArgs
 	int32_t    *labels;			/* n, global */
 	double	   *dist2;			/* rows, or NULL */
 	unsigned long long *acc;	/* k*d sums then k counts (fixed point or fp64 bits) */
-	double		qscale;			/* fixed-point scale (deterministic mode) */
+	const double *qscale;		/* d: fixed-point scale per column (deterministic mode) */
 	double	   *partials;		/* inertia partials, one per block */
 	unsigned long long *moved;
 	const float *tile;			/* GEMM: rows x k of -2 x.c' */

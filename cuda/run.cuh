@@ -51,6 +51,8 @@ struct Buffers
 	float	   *d_tile = nullptr;	/* GEMM: -2 x'.c' of one row tile */
 	double	   *d_dist2 = nullptr;	/* one chunk's distances, for assign() */
 	float	   *d_maxabs = nullptr;
+	unsigned int *d_colmax = nullptr;	/* d: each column's max |x| as float bits (create) */
+	double	   *d_qscale = nullptr;	/* d: fixed-point scale of each column's sums */
 	float	   *d_norms = nullptr;	/* GEMM: per row ||x'||^2 (resident: all rows; streamed: a chunk's) */
 	unsigned int *d_colrange = nullptr;	/* GEMM: per column min and max (create) */
 	int32_t    *d_list = nullptr;	/* TILED: a chunk's rows left to decide in fp64 */
@@ -116,7 +118,7 @@ struct Run
 	std::vector<float> muf;		/* the same, as fp32 */
 	LabelTest	test {};		/* the label test of the current centroids (label_bound.h) */
 	int64_t		decided = 0;	/* rows the last pass decided in fp64 */
-	double		qscale = 1.0;	/* fixed-point scale of the sums */
+	std::vector<double> qscale;	/* d: fixed-point scale of each column's sums */
 	bool		cent_dirty = true;	/* cent not yet uploaded */
 	int			launches = 0;	/* kernel launches + copies of the last pass */
 	int64_t		kpp_rows_used = 0;	/* sample rows of the last k-means++ */

@@ -35,7 +35,8 @@ static constexpr size_t SU_ROW_BYTES = 4 + 2 + 8;
  * global ones whenever the label changes: at most min(k, W) + 8 flushes per
  * window instead of one per row. The same walk computes each row's exact fp64
  * distance (inertia, dist2). Dynamic shared memory: [private sums if a.priv]
- * [k counters][W labels][W positions][W distances][d shift if XM == 1].
+ * [k counters][W labels][W positions][W distances][d scales if DET]
+ * [d shift if XM == 1].
  */
 template <int CPL, bool DET, int W, int XM>
 __global__ void __launch_bounds__(SU_THREADS, 2)
@@ -53,7 +54,8 @@ sorted_update_kernel(PassArgs a, int64_t slot_base)
 	int32_t    *lbl_s = cnt + (k + 3) / 4 * 4;
 	int16_t    *order_s = reinterpret_cast<int16_t *>(lbl_s + W);
 	double	   *e_s = reinterpret_cast<double *>(order_s + W);
-	float	   *shift_s = reinterpret_cast<float *>(e_s + W);	/* XM == 1: the rows' shift, d */
+	double	   *qscale_s = e_s + W;	/* DET: the columns' fixed-point scales, d */
+	float	   *shift_s = reinterpret_cast<float *>(qscale_s + (DET ? d : 0));	/* XM == 1: the rows' shift, d */
 	unsigned long long *dst = a.priv ? pacc : a.acc;
 	const int	lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 
@@ -61,6 +63,9 @@ sorted_update_kernel(PassArgs a, int64_t slot_base)
 	if (XM == 1)
 		for (int j = threadIdx.x; j < d; j += SU_THREADS)
 			shift_s[j] = a.shift[j];
+	if (DET)					/* in shared memory: per value from global it cost 1.5-6 % */
+		for (int j = threadIdx.x; j < d; j += SU_THREADS)
+			qscale_s[j] = a.qscale[j];
 
 	double		my_inertia = 0;
 	static_assert(W <= 32768, "positions are int16");
@@ -178,7 +183,7 @@ sorted_update_kernel(PassArgs a, int64_t slot_base)
 					double		u = (double) cv[m] - c[col];
 					e += u * u;
 					if (DET)
-						acc[m] += (Acc) fixed_point(cv[m], a.qscale);
+						acc[m] += (Acc) fixed_point(cv[m], qscale_s[col]);
 					else
 						acc[m] += (Acc) cv[m];
 				}
@@ -234,10 +239,12 @@ launch_sorted_update(Run &r, const PassArgs &a0, int64_t slot_base, cudaStream_t
 	PassArgs	a = a0;
 	size_t		cnt_bytes = ((size_t) r.k * 4 + 15) / 16 * 16;
 	const size_t shift_bytes = a.shift && !a.xlo ? (size_t) r.d * 4 : 0;	/* XM == 1's copy */
-	a.priv = priv_fits(r.settings, r.limits, r.d, r.k, cnt_bytes + 1024 * SU_ROW_BYTES + shift_bytes) ? 1 : 0;
+	const size_t scale_bytes = a.det ? (size_t) r.d * 8 : 0;	/* DET: the columns' scales */
+	a.priv = priv_fits(r.settings, r.limits, r.d, r.k, cnt_bytes + 1024 * SU_ROW_BYTES + scale_bytes + shift_bytes) ? 1 : 0;
 	/* global flushes: 2048-row windows where 4096-row ones would leave SMs idle (n = 245,760: 60 of 132 blocks) */
 	const int	w = a.priv ? 1024 : a.rows >= 4096LL * r.limits.sms ? 4096 : 2048;
-	size_t		smem = (a.priv ? priv_bytes(r.d, r.k) : 0) + cnt_bytes + (size_t) w * SU_ROW_BYTES + shift_bytes;
+	size_t		smem = (a.priv ? priv_bytes(r.d, r.k) : 0) + cnt_bytes + (size_t) w * SU_ROW_BYTES + scale_bytes +
+		shift_bytes;
 	int			cpl = (r.d + 31) / 32;
 	r.launches++;
 #define UPDATE(CPL) if (cpl <= CPL) { \

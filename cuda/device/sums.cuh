@@ -3,9 +3,10 @@
  * the block prologue and epilogue the pass kernels share.
  *
  * Deterministic mode adds each value as a 64-bit fixed-point integer
- * llrint(x * qscale) (qscale chosen from max|x| and n so that no sum can
- * overflow, data.cu); integer addition is associative, so any atomic order
- * gives bit-identical sums. Fast mode adds fp64 with atomics (order-dependent
+ * llrint(x * qscale), qscale its column's scale (chosen from the column's
+ * max|x| and n so that no sum can overflow, data.cu); integer addition is
+ * associative, so any atomic order gives bit-identical sums, the CPU
+ * device's. Fast mode adds fp64 with atomics (order-dependent
  * last bits). acc holds k x d sums then k counts, in either representation.
  */
 #ifndef PGKM_CUDA_DEVICE_SUMS_CUH

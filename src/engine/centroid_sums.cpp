@@ -6,20 +6,8 @@
 #include "centroid_sums.h"
 #include "simd.h"
 
-#include <algorithm>
-#include <cmath>
-
 namespace pgkm
 {
-
-double
-fixed_point_scale(int64_t n, float maxabs)
-{
-	int			e_n = 0, e_m = 0;
-	std::frexp((double) n + 1.0, &e_n);
-	std::frexp(maxabs > 0 ? (double) maxabs : 1.0, &e_m);
-	return std::ldexp(1.0, std::min(50, 61 - e_n) - e_m);
-}
 
 /* D > 0 fixes d at compile time: at small d the loop's own overhead was most of a row's cost */
 template <int D>

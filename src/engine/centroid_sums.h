@@ -11,6 +11,8 @@
 #ifndef PGKM_CENTROID_SUMS_H
 #define PGKM_CENTROID_SUMS_H
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -23,9 +25,17 @@ namespace pgkm
  * 2^e_m (frexp). So |rint(v * scale)| < 2^min(50, 61 - e_n): the sum of n
  * values stays below 2^61, and below 2^51 fixed_point's rounding is exact.
  * The resolution is 2^-(min(50, 61 - e_n)) of the column's range: 2^-37 at
- * 10M rows, far finer than float32 near the column's extremes.
+ * 10M rows, far finer than float32 near the column's extremes. The CUDA
+ * plugin's sums use the same scales, so both devices' sums are the same bits.
  */
-double		fixed_point_scale(int64_t n, float maxabs);
+static inline double
+fixed_point_scale(int64_t n, float maxabs)
+{
+	int			e_n = 0, e_m = 0;
+	std::frexp((double) n + 1.0, &e_n);
+	std::frexp(maxabs > 0 ? (double) maxabs : 1.0, &e_m);
+	return std::ldexp(1.0, std::min(50, 61 - e_n) - e_m);
+}
 
 /*
  * rint(v * scale), round half to even, as two's-complement bits: v * scale

@@ -19,9 +19,9 @@ pgkm_test::EngineResult run_method(const std::vector<float> &x, int d, const std
 
 /*
  * method on the GPU is Lloyd on the GPU and on the CPU from init: the same
- * labels, iterations, moves per step and sizes, bit-identical centroids with
- * GPU Lloyd (the same labels give the same fixed-point sums), the CPU
- * engine's within its sums' rounding, inertia to 1e-12 relatively, no more
+ * labels, iterations, moves per step and sizes, centroids bit-identical with
+ * GPU Lloyd's and the CPU engine's (the same labels give the same
+ * fixed-point sums), inertia to 1e-12 relatively, no more
  * distances than Lloyd's; the method's run is returned.
  */
 pgkm_test::EngineResult expect_exact_method(int method, const std::vector<float> &x, int d,

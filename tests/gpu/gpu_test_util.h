@@ -70,8 +70,9 @@ std::vector<int32_t> gpu_assign_labels(const std::vector<float> &x, int64_t n, i
 
 /*
  * A GPU engine run against a CPU engine run from the same start: both label
- * by the fp64 argmin, so equal labels and iterations; centroids and inertia
- * differ only by the sums' rounding (GPU fixed point, CPU fp64 in row order).
+ * by the fp64 argmin and sum the same fixed-point integers per column
+ * (centroid_sums.h), so equal labels, iterations and centroids, bit for bit;
+ * inertia (fp64 sums in each device's order) to 1e-12 relatively.
  */
 void		expect_same_run(const pgkm_test::EngineResult &gpu, const pgkm_test::EngineResult &cpu);
 

@@ -2,8 +2,8 @@
  * test_elkan_sort_gpu.cpp: methods 'elkan' and 'sort' on the GPU
  * (cuda/elkan.cu, cuda/sort.cu) against 'lloyd' on the GPU and the CPU engine
  * from the same initial centroids (bounded_gpu_util.h's check: the same
- * labels, iterations and moves, bit-identical centroids with GPU Lloyd, the
- * CPU engine's within its sums' rounding), on near-ties at every path's
+ * labels, iterations and moves, centroids bit-identical with GPU Lloyd's and
+ * the CPU engine's), on near-ties at every path's
  * storage, exact ties, duplicates, d = 1, k = 1, k = n, empty and merging
  * clusters; on clustered data most distances skipped; through the ABI, each
  * pass's method and count; streamed rows run Lloyd's passes.

@@ -112,7 +112,7 @@ TEST(GpuPlugin, ExactTiesGoToTheLowestIndexOnEveryPath)
 /*
  * Whole runs through the engine's public API on near-tie data, GPU against
  * CPU from the same initial centroids (the generator's): the same labels,
- * iterations and (to the sums' rounding) centroids; streamed through a small
+ * iterations and centroids, bit for bit; streamed through a small
  * budget, the same as resident.
  */
 TEST(GpuEngine, NearTieRunsMatchTheCpuEngine)

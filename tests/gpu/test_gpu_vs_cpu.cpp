@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 /* GPU vs CPU engine from the same initial centroids, several paths. */
 struct Shape
@@ -33,9 +34,9 @@ TEST_P(GpuVsCpu, SameLabelsAndInertia)
 	};
 	/*
 	 * Both engines label by the fp64 argmin of sqdist_exact, so from the same
-	 * centroids the labels are equal; the centroids then differ only by the
-	 * sums' rounding (GPU fixed point, CPU fp64 in row order), far below any
-	 * label's margin on this data, so 15 iterations follow the same path.
+	 * centroids the labels are equal, and both sum the same fixed-point
+	 * integers per column, so the centroids are the same bits: 15 iterations
+	 * follow the same path.
 	 */
 	auto		same = [&](const pgkm_test::EngineResult &gpu, const pgkm_test::EngineResult &cpu) {
 		expect_same_run(gpu, cpu);
@@ -67,3 +68,30 @@ INSTANTIATE_TEST_SUITE_P(Paths, GpuVsCpu, ::testing::Values(
 	Shape {12000, 520, 600, 100.0f},	/* GEMM 3xTF32 (d, k >= 512), offset data */
 	Shape {40000, 130, 30, 500.0f},	/* TILED, offset data, d % 4 != 0 */
 	Shape {20000, 768, 8, 0.0f}));	/* TILED, large d */
+
+/*
+ * Columns of very different magnitudes (each scaled by 10^(3 (j mod 5) - 6)):
+ * every column's sums have their own fixed-point scale on both devices, so
+ * the runs are the same bits on the direct (d = 3), dot (d = 16) and tiled
+ * (d = 200) paths.
+ */
+TEST(GpuVsCpuScales, MixedScaleColumnsSameBits)
+{
+	ASSERT_NE(api(), nullptr) << "cannot load " << plugin_path();
+	for (int d : {3, 16, 200})
+	{
+		SCOPED_TRACE("d=" + std::to_string(d));
+		const int	k = 24;
+		const int64_t n = 40000;
+		auto		x = gpu_blobs(n, d, k, 77 + d, 1.5);
+		for (int64_t i = 0; i < n; i++)
+			for (int j = 0; j < d; j++)
+				x[(size_t) i * d + j] *= (float) std::pow(10.0, 3 * (j % 5) - 6);
+		auto		init = pgkm_test::pick_rows(x, d, k, 5);
+		pgkm_test::EngineResult g = pgkm_test::run_engine(x, d, gpu_test_options(k, &init, PGKM_DEVICE_GPU, 12));
+		pgkm_test::EngineResult c = pgkm_test::run_engine(x, d, gpu_test_options(k, &init, PGKM_DEVICE_CPU, 12));
+		ASSERT_EQ(g.status, PGKM_DONE) << g.err;
+		ASSERT_EQ(c.status, PGKM_DONE) << c.err;
+		expect_same_run(g, c);
+	}
+}

@@ -1,9 +1,9 @@
 /*
  * test_hamerly_gpu.cpp: method 'hamerly' on the GPU (cuda/hamerly.cu) against
  * 'lloyd' on the GPU and the CPU engine from the same initial centroids, on
- * adversarial data: the same labels and iteration count, bit-identical
- * centroids with GPU Lloyd (the same labels give the same fixed-point sums),
- * the CPU engine's within its sums' rounding, inertia to 1e-12 relatively;
+ * adversarial data: the same labels and iteration count, centroids
+ * bit-identical with GPU Lloyd's and the CPU engine's (the same labels give
+ * the same fixed-point sums), inertia to 1e-12 relatively;
  * and on clustered data most distances skipped.
  */
 #include "bounded_gpu_util.h"
