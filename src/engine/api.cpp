@@ -165,7 +165,7 @@ bytes_besides_worker_sums(int64_t n, int32_t d, const pgkm_options *opt)
 	const double dn = (double) n, dd = d;
 	double		b = 0;
 	b += 2 * dn * (4 + 8);		/* labels + squared distances: current and best */
-	b += dn * (4 + 8);			/* CPU device's iteration labels and the distances it keeps */
+	b += dn * (4 + (cpu_keeps_row_distances(d) ? 8 : 0));	/* CPU device's iteration labels and the distances it keeps */
 	b += threads * 4096 * 4;	/* the update's row lists */
 	if (opt->init == PGKM_INIT_KMEANSPP)
 	{

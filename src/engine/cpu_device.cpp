@@ -78,6 +78,20 @@ pgkm_internal_set_worker_sums_budget(int64_t bytes)
 	return worker_sums_budget.exchange(bytes < 0 ? (int64_t) 32 << 20 : bytes);
 }
 
+/*
+ * Whether iterate keeps each row's distance for the next pass: from 8
+ * features; below, computing a row (rows in lanes, row_distance.h) costs
+ * less than finding it, and writing n distances only to drop them cost
+ * memory bandwidth (8 of a pass's 24 MB at 1M x 2).
+ */
+static constexpr int32_t KEEP_DISTS_MIN_D = 8;
+
+bool
+cpu_keeps_row_distances(int32_t d)
+{
+	return d >= KEEP_DISTS_MIN_D;
+}
+
 bool
 worker_sums_fit(int threads, int32_t d, int32_t k)
 {
@@ -142,7 +156,8 @@ public:
 		worker_dirty_.assign((size_t) pool->size() * kmax_, 0);
 		dirty_.assign(kmax_, 0);
 		stale_.assign(kmax_, 1);
-		fill_rows(row_dist_, n, 0.0, pool);
+		if (cpu_keeps_row_distances(d))
+			fill_rows(row_dist_, n, 0.0, pool);
 	}
 
 	int32_t		kmeanspp(uint64_t seed, int32_t k, double *centroids, double *potential) override
@@ -205,7 +220,7 @@ private:
 	std::vector<int32_t> update_rows_;	/* update: per worker, a block's rows of its part */
 	/*
 	 * What iterate may keep from its last pass: row_dist_ (each row's fp64
-	 * distance to its label in labels_) where dists_valid_ and the label's
+	 * distance to its label in labels_; cpu_keeps_row_distances) where dists_valid_ and the label's
 	 * centroid is not stale_ (its bits changed since); sums_ of every
 	 * cluster where sums_valid_ (the sums of labels_' rows), but the
 	 * clusters a row joined or left in this pass (worker_dirty_, then
@@ -321,17 +336,15 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, PassS
 	nearest.resize(m);
 	method_->nearest(r0, r1, w, nearest.data());
 	const int32_t *best = nearest.data();
-	double	   *dist = reuse ? row_dist_.data() + r0 : dist2 ? dist2 + r0 : nullptr;
+	const bool	kept = reuse && cpu_keeps_row_distances(d);
+	double	   *dist = kept ? row_dist_.data() + r0 : dist2 ? dist2 + r0 : nullptr;
 	if (!dist)
 	{
 		worker_dist_[w].resize(m);
 		dist = worker_dist_[w].data();
 	}
-	/*
-	 * Which rows keep their distance: below 8 features (rows in lanes,
-	 * row_distance.h) computing a row costs less than finding it.
-	 */
-	const bool	keep = reuse && keep_dists_ && !all_stale_ && d >= 8;
+	/* which rows keep their distance */
+	const bool	keep = kept && keep_dists_ && !all_stale_;
 	std::vector<int32_t> &ids = worker_ids_[w];
 	if (keep)
 		ids.resize(m);
@@ -450,7 +463,7 @@ CpuDevice::merge_worker_sums(bool all, const int64_t *sizes, double *centroids)
 		for (int32_t j = 0; j < d; j++)
 			centroids[(size_t) c * d + j] = fixed_point_value(s[j], inv_scale_[j]) / size;
 	};
-	/* the clusters on the pool once there is a worker's sums' worth of them: 4,096 values */
+	/* under 4,096 values to merge, on the calling thread: a pool call would cost more */
 	if ((int64_t) k_ * d * (all ? workers : 1) < 4096)
 		for (int32_t c = 0; c < k_; c++)
 			cluster(c);

@@ -66,6 +66,9 @@ std::unique_ptr<Device> make_cpu_device(const float *x, int64_t n, int32_t d, in
 										const double *mean, const float *maxabs, ThreadPool *pool,
 										const pgkm_options *opt = nullptr);
 
+/* Whether the CPU device keeps each row's fp64 distance between passes (n doubles). */
+bool		cpu_keeps_row_distances(int32_t d);
+
 /* Whether threads workers' own centroid sums (k x d each) fit the CPU device's budget for them. */
 bool		worker_sums_fit(int threads, int32_t d, int32_t k);
 
