@@ -30,39 +30,43 @@ static constexpr int32_t BANKED_MAX_D = 16;
 static constexpr int ROW_BANKS = 4;
 
 /*
- * p[0..d) = the column sums of f(value, column) over rows [r0, r1) of x;
- * with a limit, false when a value is beyond it or NaN (p then unused), and
- * top[0..d) the column maxima of |value| (NaN ignored; unused when false).
- * Up to BANKED_MAX_D features, row i goes to accumulator i mod ROW_BANKS
- * (one chain a column made every row wait for the last row's add: the pass
- * ran at about 10 cycles a row at d = 2), combined as (a0 + a1) + (a2 + a3);
- * longer rows add in row order, their columns being the independent
- * chains. The order depends on the shape only.
+ * p[0..d) = the column sums of f(value, column) over rows [r0, r1) of x.
+ * CHECK (the first pass, f the value): top[0..d) the column maxima of
+ * |value|, and false when a value is beyond *limit or NaN (p then unused),
+ * told by the maxima and by a NaN sum after the loops, which then keep no
+ * running test a value; else limit and top are unused. Up to BANKED_MAX_D features, row i goes to accumulator
+ * i mod ROW_BANKS (one chain a column made every row wait for the last row's
+ * add: the pass ran at about 10 cycles a row at d = 2), combined as
+ * (a0 + a1) + (a2 + a3); longer rows add in row order, their columns being
+ * the independent chains. The order depends on the shape only.
  */
-template <int D, class F>
+template <int D, bool CHECK, class F>
 static inline bool
-column_sums(const float *x, int64_t r0, int64_t r1, int32_t dd, double *p, const float *limit,
-			float *top, F f)
+column_sums(const float *x, int64_t r0, int64_t r1, int32_t dd, double *p,
+			const float *limit, float *top, F f)
 {
 	const int32_t d = D > 0 ? D : dd;
-	const float lim = limit ? *limit : __builtin_inff();
-	bool		ok = true;
-	/* std::max(m, NaN) keeps m; the limit's test catches the NaN */
+	/* std::max(m, NaN) keeps m, but a NaN makes its column's sum NaN (chunks of < 2^16 values below the limit cannot overflow) */
+	const auto	within = [&]() {
+		bool		ok = true;
+		for (int32_t j = 0; j < d; j++)
+			ok &= top[j] <= *limit && !std::isnan(p[j]);
+		return ok;
+	};
 	if (d > BANKED_MAX_D)
 	{
 		std::fill(p, p + d, 0.0);
-		if (top)
+		if (CHECK)
 			std::fill(top, top + d, 0.0f);
 		for (int64_t i = r0; i < r1; i++)
 			for (int32_t j = 0; j < d; j++)
 			{
 				const float v = x[i * d + j];
-				ok &= !limit || std::fabs(v) <= lim;	/* false for NaN too */
-				if (top)
+				if (CHECK)
 					top[j] = std::max(top[j], std::fabs(v));
 				p[j] += f(v, j);
 			}
-		return ok;
+		return !CHECK || within();
 	}
 	double		acc[ROW_BANKS][BANKED_MAX_D] = {};
 	float		mx[BANKED_MAX_D] = {};
@@ -72,8 +76,7 @@ column_sums(const float *x, int64_t r0, int64_t r1, int32_t dd, double *p, const
 			for (int32_t j = 0; j < d; j++)
 			{
 				const float v = x[(i + b) * d + j];
-				ok &= !limit || std::fabs(v) <= lim;
-				if (top)
+				if (CHECK)
 					mx[j] = std::max(mx[j], std::fabs(v));
 				acc[b][j] += f(v, j);
 			}
@@ -81,31 +84,30 @@ column_sums(const float *x, int64_t r0, int64_t r1, int32_t dd, double *p, const
 		for (int32_t j = 0; j < d; j++)
 		{
 			const float v = x[i * d + j];
-			ok &= !limit || std::fabs(v) <= lim;
-			if (top)
+			if (CHECK)
 				mx[j] = std::max(mx[j], std::fabs(v));
 			acc[b][j] += f(v, j);
 		}
 	for (int32_t j = 0; j < d; j++)
 		p[j] = (acc[0][j] + acc[1][j]) + (acc[2][j] + acc[3][j]);
-	if (top)
+	if (CHECK)
 		std::copy(mx, mx + d, top);
-	return ok;
+	return !CHECK || within();
 }
 
 /* column_sums with d fixed at compile time where rows are shortest (the loop's own overhead) */
-template <class F>
+template <bool CHECK, class F>
 static bool
 column_sums_any(const float *x, int64_t r0, int64_t r1, int32_t d, double *p, const float *limit,
 				float *top, F f)
 {
 	switch (d)
 	{
-		case 1: return column_sums<1>(x, r0, r1, d, p, limit, top, f);
-		case 2: return column_sums<2>(x, r0, r1, d, p, limit, top, f);
-		case 3: return column_sums<3>(x, r0, r1, d, p, limit, top, f);
-		case 4: return column_sums<4>(x, r0, r1, d, p, limit, top, f);
-		default: return column_sums<0>(x, r0, r1, d, p, limit, top, f);
+		case 1: return column_sums<1, CHECK>(x, r0, r1, d, p, limit, top, f);
+		case 2: return column_sums<2, CHECK>(x, r0, r1, d, p, limit, top, f);
+		case 3: return column_sums<3, CHECK>(x, r0, r1, d, p, limit, top, f);
+		case 4: return column_sums<4, CHECK>(x, r0, r1, d, p, limit, top, f);
+		default: return column_sums<0, CHECK>(x, r0, r1, d, p, limit, top, f);
 	}
 }
 
@@ -125,8 +127,10 @@ chunk_column_sums(const float *x, int64_t n, int32_t d, ThreadPool *pool, std::v
 	pool->parallel_for(nchunks, [&](int64_t ch, int w) {
 		pool->checkpoint(w);
 		const int64_t r0 = ch * rows, r1 = std::min(n, r0 + rows);
-		if (!column_sums_any(x, r0, r1, d, part.data() + (size_t) ch * d, limit,
-							 tops ? tops + (size_t) ch * d : nullptr, f))
+		const bool	ok = limit ? column_sums_any<true>(x, r0, r1, d, part.data() + (size_t) ch * d, limit,
+														 tops + (size_t) ch * d, f)
+			: column_sums_any<false>(x, r0, r1, d, part.data() + (size_t) ch * d, nullptr, nullptr, f);
+		if (!ok)
 		{
 			int64_t		t = r0 * d;
 			while (std::fabs(x[t]) <= *limit)
