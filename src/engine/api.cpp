@@ -196,7 +196,7 @@ bytes_besides_worker_sums(int64_t n, int32_t d, const pgkm_options *opt)
 	b += threads * (GATHER_FLOATS * 4 + rows * 4 + GATHER_FLOATS * 12) + (threads + 2) * k;	/* rows gathered for their distances; clusters changed, centroids moved */
 	b += threads * (4 * (dd + 2 * k + 16) * 4 + k * (4 + 8));	/* rows decided in fp64 (4 at a time, values and a block), candidates; cluster counts */
 	b += k * dd * (8 * 8 + 4 * 4) + k * 64;	/* fp64 centroid arrays, float copies (one transposed) and panels, sizes */
-	b += (dn / (double) stats_chunk_rows(d) + 1) * dd * 8;	/* statistics partials */
+	b += (dn / (double) stats_chunk_rows(d) + 1) * dd * (8 + 4);	/* statistics partials: sums and column maxima */
 	b += (dn / 64 + 1) * 8;		/* per-chunk inertia */
 	b += threads * (256 << 10);	/* the part of a worker's stack it touches, with room */
 	b += dd * 8 * 2;			/* the shift and the column means */

@@ -66,7 +66,7 @@ loop_bytes(int64_t n, int32_t d, int32_t k, int threads, int32_t init)
 	b += (double) k * (8 * 10 + 3 * 8 * d);	/* sizes, norms, cross; centroids */
 	if (init == PGKM_INIT_KMEANSPP)
 		b += dn * 8 + (2 + std::log((double) k)) * dn * 4;	/* D^2, candidate rows */
-	b += (dn / (double) stats_chunk_rows(d) + 1) * d * 8;	/* statistics partials */
+	b += (dn / (double) stats_chunk_rows(d) + 1) * d * (8 + 4);	/* statistics partials: sums and column maxima */
 	b += threads * (8 << 20);	/* thread stacks (virtual, counted anyway) */
 	return b;
 }
