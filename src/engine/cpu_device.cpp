@@ -188,6 +188,8 @@ private:
 	void		listed_distances(int64_t r0, int w, const int32_t *ids, int64_t cnt,
 								 const int32_t *best, double *dist);
 	void		merge_worker_sums(bool all, const int64_t *sizes, double *centroids);
+	void		centroid_from_sums(int32_t c, int32_t j0, int32_t j1, const int64_t *sizes,
+								   double *centroids) const;
 	void		update_centroids(const int64_t *sizes, double *centroids, bool only_dirty);
 
 	const float *x_;
@@ -436,6 +438,18 @@ CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *i
 	}
 }
 
+/* Features j0..j1 of cluster c's centroid = its sums / its size; an empty cluster keeps its centroid. */
+void
+CpuDevice::centroid_from_sums(int32_t c, int32_t j0, int32_t j1, const int64_t *sizes, double *centroids) const
+{
+	if (sizes[c] == 0)
+		return;
+	const double size = (double) sizes[c];
+	const uint64_t *s = sums_.data() + (size_t) c * d_;
+	for (int32_t j = j0; j < j1; j++)
+		centroids[(size_t) c * d_ + j] = fixed_point_value(s[j], inv_scale_[j]) / size;
+}
+
 /*
  * The workers' sums of this pass merged into sums_ (every cluster when all,
  * else the clusters each worker touched: worker_dirty_), the workers' own
@@ -457,11 +471,7 @@ CpuDevice::merge_worker_sums(bool all, const int64_t *sizes, double *centroids)
 				s[j] += ws[j];
 			std::fill(ws, ws + d, 0);
 		}
-		if (sizes[c] == 0)
-			return;
-		const double size = (double) sizes[c];
-		for (int32_t j = 0; j < d; j++)
-			centroids[(size_t) c * d + j] = fixed_point_value(s[j], inv_scale_[j]) / size;
+		centroid_from_sums((int32_t) c, 0, d, sizes, centroids);
 	};
 	/* under 4,096 values to merge, on the calling thread: a pool call would cost more */
 	if ((int64_t) k_ * d * (all ? workers : 1) < 4096)
@@ -547,13 +557,7 @@ CpuDevice::update_centroids(const int64_t *sizes, double *centroids, bool only_d
 			add_listed_rows(x_ + i0 * d, d, j0, j1, rows, m, lb, scale_.data(), sums);
 		}
 		for (int32_t c = c0; c < c1; c++)
-		{
-			if (sizes[c] == 0)
-				continue;
-			const double size = (double) sizes[c];
-			for (int32_t j = j0; j < j1; j++)
-				centroids[(size_t) c * d + j] = fixed_point_value(sums[(size_t) c * d + j], inv_scale_[j]) / size;
-		}
+			centroid_from_sums(c, j0, j1, sizes, centroids);
 	});
 }
 
