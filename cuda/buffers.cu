@@ -42,7 +42,7 @@ Buffers::~Buffers()
 	if (s_copy)
 		cudaStreamSynchronize(s_copy);
 	void	   *dev[] = {d_x, d_xlo, d_chunk[0], d_chunk[1], d_chunk_lo[0], d_chunk_lo[1], d_labels, d_cf, d_cf_lo,
-		d_bias, d_mu, d_c64, d_acc, d_partials, d_tile, d_dist2, d_maxabs, d_colmax, d_qscale, d_norms, d_colrange,
+		d_bias, d_mu, d_c64, d_acc, d_partials, d_tile, d_dist2, d_colmax, d_qscale, d_norms, d_colrange,
 		d_list_mask ? (void *) d_list_mask : (void *) d_list, d_list_count, d_lower, d_open, d_cprev, d_geom,
 		d_open_count, d_cfh, d_ties, d_glower, d_perm, d_sort_keys[0], d_sort_keys[1], d_open_alt, d_lbound, d_pairs,
 		d_pair_idx, d_keys2, d_idx2, d_offsets, d_sort_temp};
@@ -179,7 +179,6 @@ allocate_run_buffers(Run &r)
 	b.d_c64 = alloc_as<double>(b, kd * 8);
 	b.d_acc = alloc_as<unsigned long long>(b, (kd + r.k + 3) * 8);
 	b.d_partials = alloc_as<double>(b, p.nslots * 8);
-	b.d_maxabs = alloc_as<float>(b, 16);
 	b.d_colmax = alloc_as<unsigned int>(b, (size_t) r.d * 4);
 	b.d_qscale = alloc_as<double>(b, (size_t) r.d * 8);
 	if (p.path == PATH_TILED)

@@ -50,7 +50,8 @@ centring_point(Run &r)
  * column's max|x|: every sum of at most n of them (a cluster's sum, a block's
  * private partial, a warp group's partial) stays below 2^61, and the sums are
  * the CPU device's bits. Fast mode (fp64 atomics) has no such step but
- * order-dependent last bits.
+ * order-dependent last bits. An infinite value fails the run here (its
+ * column's maximum; one pass over the rows finds both).
  */
 static void
 fixed_point_scales(Run &r)
@@ -62,6 +63,8 @@ fixed_point_scales(Run &r)
 	{
 		float		m;
 		memcpy(&m, &top[j], 4);
+		if (!std::isfinite(m))	/* fmaxf passes NaN over; the engine rejects NaN before create */
+			fail(PGKM_ERR_INVALID, "data contains NaN or infinity");
 		r.qscale[j] = pgkm::fixed_point_scale(r.n, m);
 	}
 	CK(cudaMemcpyAsync(r.buf.d_qscale, r.qscale.data(), (size_t) r.d * 8, cudaMemcpyHostToDevice,
@@ -102,7 +105,6 @@ prepare_data(Run &r)
 	const int	d = r.d, k = r.k;
 	const bool	gemm = r.plan.path == PATH_GEMM;
 	centring_point(r);
-	CK(cudaMemsetAsync(B.d_maxabs, 0, 16, B.s_comp));
 	CK(cudaMemsetAsync(B.d_colmax, 0, (size_t) d * 4, B.s_comp));
 	if (gemm)					/* min slots at the top, max slots at the bottom */
 	{
@@ -113,23 +115,17 @@ prepare_data(Run &r)
 	{
 		const int64_t count = n * (int64_t) d;
 		CK(cudaMemcpyAsync(B.d_x, r.x, (size_t) count * sizeof(float), cudaMemcpyHostToDevice, B.s_comp));
-		launch_maxabs(B.d_x, count, B.d_maxabs, B.s_comp);
 		launch_col_maxabs(B.d_x, n, d, B.d_colmax, B.s_comp);
 		if (gemm)
 			launch_col_range(B.d_x, n, d, B.d_colrange, B.s_comp);
 	}
 	else
 		for_each_chunk(r, [&](int64_t, int64_t, int64_t rows, int, const float *xp) {
-			launch_maxabs(xp, rows * d, B.d_maxabs, B.s_comp);
 			launch_col_maxabs(xp, rows, d, B.d_colmax, B.s_comp);
 			if (gemm)
 				launch_col_range(xp, rows, d, B.d_colrange, B.s_comp);
 		});
 	CK(cudaStreamSynchronize(B.s_comp));
-	float		maxabs = 0;
-	CK(cudaMemcpy(&maxabs, B.d_maxabs, sizeof(float), cudaMemcpyDeviceToHost));
-	if (!std::isfinite(maxabs))
-		fail(PGKM_ERR_INVALID, "data contains NaN or infinity");
 	fixed_point_scales(r);
 	if (gemm)
 		exact_shift_point(r);

@@ -39,22 +39,9 @@ reduce_partials_kernel(const double *p, int64_t n, double *out)
 		*out = s;
 }
 
-/* max |x| over count floats: non-negative floats order like their bit patterns. */
-__global__ void
-maxabs_kernel(const float *x, int64_t count, float *out)
-{
-	float		m = 0.0f;
-	for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x; i < count;
-		 i += (int64_t) gridDim.x * blockDim.x)
-		m = fmaxf(m, fabsf(x[i]));
-	for (int o = 16; o > 0; o >>= 1)
-		m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-	if ((threadIdx.x & 31) == 0)
-		atomicMax(reinterpret_cast<unsigned int *>(out), __float_as_uint(m));
-}
-
 /*
- * Each column's max |x| (out[j], float bits). Thread t takes column t mod d
+ * Each column's max |x| (out[j], float bits: non-negative floats order like
+ * their bit patterns; NaN is passed over). Thread t takes column t mod d
  * of every (T / d)-th row, T (the threads launched) a multiple of d, so the
  * loads stay coalesced and a thread keeps one maximum; where d divides 32,
  * the lanes of a column combine theirs before the one atomic.
@@ -160,14 +147,6 @@ launch_reduce_partials(const double *partials, int64_t nslots, double *out, cuda
 {
 	reduce_partials_kernel<<<1, 1024, 0, s>>>(partials, nslots, out);
 	CKLAUNCH("reduce_partials_kernel");
-}
-
-void
-launch_maxabs(const float *x, int64_t count, float *out, cudaStream_t s)
-{
-	int64_t		g = std::min<int64_t>(1024, (count + 255) / 256);
-	maxabs_kernel<<<(int) std::max<int64_t>(g, 1), 256, 0, s>>>(x, count, out);
-	CKLAUNCH("maxabs_kernel");
 }
 
 void

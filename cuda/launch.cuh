@@ -69,7 +69,6 @@ void		launch_sorted_update(Run &r, const PassArgs &a, int64_t slot_base, cudaStr
 
 /* elementwise.cu */
 void		launch_reduce_partials(const double *partials, int64_t nslots, double *out, cudaStream_t s);
-void		launch_maxabs(const float *x, int64_t count, float *out, cudaStream_t s);
 /* out[j] = max(out[j], max |x[r][j]|) over rows x d floats, as float bits (out starts at 0). */
 void		launch_col_maxabs(const float *x, int64_t rows, int d, unsigned int *out, cudaStream_t s);
 void		launch_fill_int(int32_t *p, int64_t n, int32_t v, cudaStream_t s);

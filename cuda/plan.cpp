@@ -296,7 +296,7 @@ finish_plan(Plan &p, int64_t n, int d, int k, const Settings &s, const DeviceLim
 	/* what buffers.cu allocates, in its order */
 	const int64_t kd = (int64_t) k * d;
 	int64_t		b = counted(n * 4) + counted(kd * 4) + counted((int64_t) k * 4) + counted((int64_t) d * 4) +
-		counted(kd * 8) + counted((kd + k + 3) * 8) + counted(p.nslots * 8) + counted(16) + counted(p.chunk_rows * 8) +
+		counted(kd * 8) + counted((kd + k + 3) * 8) + counted(p.nslots * 8) + counted(p.chunk_rows * 8) +
 		counted((int64_t) d * 4) + counted((int64_t) d * 8);	/* the columns' max |x| and sums' scales */
 	if (p.path == PATH_GEMM)
 		b += counted(p.tile_rows * k * 4) + (p.product == PRODUCT_3XTF32 ? counted(kd * 4) : 0);

@@ -50,7 +50,6 @@ struct Buffers
 	double	   *d_partials = nullptr;	/* inertia, one per block and launch */
 	float	   *d_tile = nullptr;	/* GEMM: -2 x'.c' of one row tile */
 	double	   *d_dist2 = nullptr;	/* one chunk's distances, for assign() */
-	float	   *d_maxabs = nullptr;
 	unsigned int *d_colmax = nullptr;	/* d: each column's max |x| as float bits (create) */
 	double	   *d_qscale = nullptr;	/* d: fixed-point scale of each column's sums */
 	float	   *d_norms = nullptr;	/* GEMM: per row ||x'||^2 (resident: all rows; streamed: a chunk's) */
