@@ -62,7 +62,7 @@ TEST(CentroidSums, ScaleKeepsValuesAndSumsInRangeAndUsesIt)
 			std::frexp((double) n + 1.0, &e_n);
 			const double top = std::ldexp(1.0, std::min(50, 61 - e_n));
 			EXPECT_LT((double) m * s, top);
-			EXPECT_LE((double) n * top, std::ldexp(1.0, 61));
+			EXPECT_LT((double) n * m * s, std::ldexp(1.0, 61));	/* n values at the maximum */
 			if (m > 0)
 			{
 				EXPECT_GE((double) m * s, top / 2);
