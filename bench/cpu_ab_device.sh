@@ -18,6 +18,8 @@
 #   GPU host: [THREADS="16 2"] [SHAPES="k,sigma2 ..."] [ROUNDS=2] [METHODS=lloyd,yinyang,auto]
 #             bash bench/cpu_ab_device.sh tri
 #             (both trees: the bounded methods to convergence on Wu & Hong's data, n = 245,760, d = 32)
+#   GPU host: [THREADS=16,2] [ROUNDS=3] [SWEEP_SET=full] bash bench/cpu_ab_device.sh sweep
+#             (this tree: 'auto' against 'lloyd' with the SQL defaults, bench/auto_default_sweep.py)
 #   GPU host: bash bench/cpu_ab_device.sh pool
 #             (bench/pool_bench.cpp against both trees' thread_pool.cpp: one parallel_for's cost)
 #
@@ -34,8 +36,8 @@ case "${1:-}" in
     git rev-parse "$2" > .tmp/ab/before.rev
     echo "packed $(cat .tmp/ab/before.rev) into .tmp/ab/before.tar.gz"
     exit 0 ;;
-  run|phases|iters|tri|pool|libs) ;;
-  *) echo "usage: $0 pack REV | run | phases | iters | tri | pool | libs" >&2; exit 2 ;;
+  run|phases|iters|tri|pool|libs|sweep) ;;
+  *) echo "usage: $0 pack REV | run | phases | iters | tri | pool | libs | sweep" >&2; exit 2 ;;
 esac
 
 # shellcheck source=tests/gpu/host_env.sh
@@ -89,6 +91,11 @@ if [ "$1" = phases ]; then
     done
   done
   exit 0
+fi
+if [ "$1" = sweep ]; then
+  build "$ROOT"
+  exec "${PYTHON:-python3}" bench/auto_default_sweep.py --threads "${THREADS:-16,2}" --rounds "${ROUNDS:-3}" \
+    --set "${SWEEP_SET:-full}" --exe "$ROOT/build-cpuab/bench/engine_file_bench"
 fi
 if [ "$1" = iters ]; then
   builds=after

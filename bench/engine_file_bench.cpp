@@ -7,10 +7,14 @@
  *
  * X.f32: n x d float32 rows; init: given (C.f64 holds k x d fp64 centroids)
  * or pp (k-means++, seed 0). Writes the final centroids to OUT.f64 when named.
+ * The method is lloyd, or the SQL name in PGKM_BENCH_METHOD (e.g. auto);
+ * PGKM_BENCH_AUTO_TRY_BUDGET sets auto's try budget (internal_hooks.h);
+ * PGKM_BENCH_DEVICE=gpu runs on the GPU (the CUDA plugin, PGKM_CUDA_PLUGIN).
  * Prints one JSON object: init and iteration times (seconds, each step; the
  * iterations' process CPU time too), the
- * final assignment's time, iterations, inertia, converged, and the share of
- * row assignments the Lloyd kernels left to fp64 (rows_rechecked).
+ * final assignment's time, iterations, inertia, converged, the share of
+ * row assignments the Lloyd kernels left to fp64 (rows_rechecked), a hash
+ * of the labels and what ran (method_used).
  */
 #include "bench_run.h"
 #include "internal_hooks.h"
@@ -20,6 +24,30 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+/* The method named by PGKM_BENCH_METHOD (lloyd when unset), -1 if unknown. */
+static int32_t
+bench_method()
+{
+	const char *name = getenv("PGKM_BENCH_METHOD");
+	if (!name || !*name)
+		return PGKM_METHOD_LLOYD;
+	for (int32_t m = 0; m < 16; m++)
+		if (pgkm_method_name(m) && strcmp(name, pgkm_method_name(m)) == 0)
+			return m;
+	return -1;
+}
+
+/* FNV-1a of the labels: equal hashes, equal labels. */
+static uint64_t
+labels_hash(const int32_t *labels, int64_t n)
+{
+	uint64_t	h = 1469598103934665603ULL;
+	const unsigned char *p = reinterpret_cast<const unsigned char *>(labels);
+	for (int64_t i = 0; i < n * (int64_t) sizeof(int32_t); i++)
+		h = (h ^ p[i]) * 1099511628211ULL;
+	return h;
+}
 
 int
 main(int argc, char **argv)
@@ -47,10 +75,21 @@ main(int argc, char **argv)
 		fprintf(stderr, "init given needs C.f64 with %d x %d doubles\n", k, d);
 		return 1;
 	}
+	const int32_t method = bench_method();
+	if (method < 0)
+	{
+		fprintf(stderr, "unknown PGKM_BENCH_METHOD %s\n", getenv("PGKM_BENCH_METHOD"));
+		return 2;
+	}
+	if (const char *b = getenv("PGKM_BENCH_AUTO_TRY_BUDGET"))
+		pgkm_internal_set_auto_try_budget(atof(b));
 	pgkm_options o;
 	pgkm_options_default(&o);
 	o.k = k;
-	o.device = PGKM_DEVICE_CPU;
+	o.method = method;
+	const char *device = getenv("PGKM_BENCH_DEVICE");
+	o.device = device && strcmp(device, "gpu") == 0 ? PGKM_DEVICE_GPU : PGKM_DEVICE_CPU;
+	o.gpu_plugin_path = getenv("PGKM_CUDA_PLUGIN");
 	o.n_threads = threads;
 	o.max_iter = max_iter;
 	o.tol = tol;
@@ -66,9 +105,11 @@ main(int argc, char **argv)
 	pgkm_internal_label_rechecks(&seen, &rechecked);
 	bench_print_steps(stamps, &cpu);
 	printf(", \"final_s\": %.6f, \"total_s\": %.6f, \"iterations\": %d, \"inertia\": %.17g, "
-		   "\"converged\": %d, \"k\": %d, \"rows_rechecked\": %.6f}\n",
+		   "\"converged\": %d, \"k\": %d, \"rows_rechecked\": %.6f, \"labels_hash\": \"%016llx\", "
+		   "\"method_used\": \"%s\"}\n",
 		   stamps.back() - stamps[stamps.size() - 2], r.elapsed_s, r.iterations, r.inertia,
-		   r.converged, r.k, seen > 0 ? (double) rechecked / seen : 0.0);
+		   r.converged, r.k, seen > 0 ? (double) rechecked / seen : 0.0,
+		   (unsigned long long) labels_hash(r.labels, n), r.method_used);
 	if (argc > 10)
 	{
 		FILE	   *f = fopen(argv[10], "wb");
