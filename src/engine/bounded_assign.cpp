@@ -19,7 +19,7 @@ BoundedAssign::BoundedAssign(int32_t method, const float *x, int64_t n, int32_t 
 							 const double *mean, ThreadPool *pool)
 	: method_(method), x_(x), n_(n), d_(d), kmax_(kmax), pool_(pool), geo_(d, kmax, mean)
 {
-	label_.assign(n, 0);
+	label_.resize(n);
 	scratch_.resize(pool->size());
 	const ArgminKernel &kern = geo_.kernel();
 	for (Scratch &s : scratch_)

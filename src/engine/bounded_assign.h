@@ -13,12 +13,17 @@
  * what 'auto' runs while pruning does not pay, so that switching back
  * costs nothing); and offers the per-row pieces the methods share (centre
  * a row, one distance as an interval, a full search, near-tie resolution).
+ *
+ * The per-row state (labels, bounds) is allocated unwritten (row_array.h):
+ * the first pass after a reset, fresh or dense, writes every row's before
+ * any is read, and a method made but never run costs no page faults.
  */
 #ifndef PGKM_BOUNDED_ASSIGN_H
 #define PGKM_BOUNDED_ASSIGN_H
 
 #include "centroid_geometry.h"
 #include "cpu_assign.h"
+#include "row_array.h"
 
 #include <limits>
 #include <vector>
@@ -152,7 +157,7 @@ protected:
 	int32_t		kmax_;
 	ThreadPool *pool_;
 	CentroidGeometry geo_;
-	std::vector<int32_t> label_;	/* of the last pass */
+	RowArray<int32_t> label_;	/* of the last pass */
 	bool		fresh_ = true;	/* the next pass initialises every row's bounds */
 	bool		restart_ = false;
 	bool		dense_ = false;

@@ -23,8 +23,8 @@ public:
 				ThreadPool *pool)
 		: BoundedAssign(PGKM_METHOD_ELKAN, x, n, d, kmax, mean, pool)
 	{
-		u_.assign(n, 0.0);
-		l_.assign((size_t) n * kmax, 0.0f);
+		u_.resize(n);				/* unwritten: see bounded_assign.h */
+		l_.resize((size_t) n * kmax);
 		icd_.assign((size_t) kmax * kmax, 0.0f);
 		sep_.assign(kmax, 0.0);
 		driftf_.assign(kmax, 0.0f);
@@ -80,8 +80,8 @@ protected:
 	void		assign_rows(int64_t r0, int64_t r1, Scratch &s, int32_t *out) override;
 
 private:
-	std::vector<double> u_;
-	std::vector<float> l_;		/* n x kmax lower bounds */
+	RowArray<double> u_;
+	RowArray<float> l_;		/* n x kmax lower bounds */
 	std::vector<float> icd_;	/* kmax x kmax inter-centroid lower bounds */
 	std::vector<double> sep_;	/* lower bound of the distance to the nearest other centroid */
 	std::vector<float> driftf_;

@@ -27,8 +27,8 @@ public:
 				  ThreadPool *pool)
 		: BoundedAssign(PGKM_METHOD_HAMERLY, x, n, d, kmax, mean, pool)
 	{
-		u_.assign(n, 0.0);
-		l_.assign(n, 0.0);
+		u_.resize(n);				/* unwritten: see bounded_assign.h */
+		l_.resize(n);
 		sep_.assign(kmax, 0.0);
 	}
 
@@ -78,7 +78,7 @@ private:
 		return l > t || sep_[a] > ExactMargins::sep_limit(u, t);
 	}
 
-	std::vector<double> u_, l_;
+	RowArray<double> u_, l_;
 	std::vector<double> sep_;	/* lower bound of the distance to the nearest other centroid */
 };
 

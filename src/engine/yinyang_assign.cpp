@@ -52,12 +52,13 @@ public:
 				  ThreadPool *pool)
 		: BoundedAssign(PGKM_METHOD_YINYANG, x, n, d, kmax, mean, pool), tmax_(yinyang_groups(kmax))
 	{
-		u_.assign(n, 0.0);
-		lb_.assign((size_t) n * tmax_, 0.0f);
-		glb_.assign(n, 0.0f);
-		gtau_.assign(n, 0);
-		tau_.assign(n, 0);
-		flat_.assign(n, 0);
+		/* unwritten: every pass after a reset writes each row's (bounded_assign.h) */
+		u_.resize(n);
+		lb_.resize((size_t) n * tmax_);
+		glb_.resize(n);
+		gtau_.resize(n);
+		tau_.resize(n);
+		flat_.resize(n);
 		group_of_.assign(kmax, 0);
 		lane_.assign(kmax, 0);
 		lagh_.assign((size_t) YY_LAG_PASSES * tmax_, 0.0f);
@@ -159,12 +160,12 @@ private:
 	void		close_row(const Slot &sl, Scratch &s, Work &w, int32_t *out);
 
 	int32_t		tmax_, t_ = 0;
-	std::vector<double> u_;
-	std::vector<float> lb_;		/* n x tmax group lower bounds, as of tau */
-	std::vector<float> glb_;	/* a lower bound of every group bound of a row, as of gtau */
-	std::vector<int32_t> gtau_;	/* the pass glb is of */
-	std::vector<int32_t> tau_;	/* the pass a row's group bounds are of */
-	std::vector<uint8_t> flat_;	/* every group bound of the row is glb, as of gtau (a dense pass set it) */
+	RowArray<double> u_;
+	RowArray<float> lb_;		/* n x tmax group lower bounds, as of tau */
+	RowArray<float> glb_;		/* a lower bound of every group bound of a row, as of gtau */
+	RowArray<int32_t> gtau_;	/* the pass glb is of */
+	RowArray<int32_t> tau_;		/* the pass a row's group bounds are of */
+	RowArray<uint8_t> flat_;	/* every group bound of the row is glb, as of gtau (a dense pass set it) */
 	std::vector<int32_t> group_of_, lane_;	/* each centroid's group and lane in it */
 	std::vector<int32_t> members_;
 	int32_t		now_ = 0;		/* the current (or next) pass since the reset */

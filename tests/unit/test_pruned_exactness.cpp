@@ -9,6 +9,7 @@
 #include "reference.h"
 
 #include "bounded_assign.h"
+#include "internal_hooks.h"
 #include "cpu_assign.h"
 #include "exact_bounds.h"
 #include "float_kernels.h"
@@ -435,37 +436,62 @@ TEST(ExactBounds, FloatRoundingIsOutward)
 }
 
 /*
- * 'auto' on the CPU, pass by pass: Lloyd's own passes (counted as -1, every
- * distance) while many rows move, a dense pass once few do, pruned passes
- * once the dense pass's sample says they pay, a dense pass again after a
- * pruned one that lost, and Lloyd's own when rows move again; every label
- * exact.
+ * 'auto' on the CPU pass by pass, driven through take_counts's moved rows:
+ * Lloyd's own passes (counted as -1, every distance) while many rows move,
+ * none tried at convergence (moved 0) nor while the try budget is short
+ * and rows still move; the first try once rows settle (under 0.5 %) and
+ * its price (2 Lloyd passes at k = 40) is within a tenth of the run: a
+ * dense pass, a sampled one, pruned passes once the sample says they pay,
+ * and Lloyd's own again after a pruned pass that lost; every label exact.
+ * Passes are priced from their counts (in Lloyd distances), not timed.
  */
+/* CPU 'auto' priced from counts while it lives (the same choices on any machine). */
+struct CountedAutoPasses
+{
+	CountedAutoPasses() : old_(pgkm_internal_set_auto_counted_seconds(1)) {}
+	~CountedAutoPasses() { pgkm_internal_set_auto_counted_seconds(old_); }
+	int32_t		old_;
+};
+
+static pgkm::AssignCounts
+auto_pass(pgkm::CpuAssign &m, const std::vector<float> &x, int32_t d, const std::vector<double> &c,
+		  int32_t k, int64_t moved, const char *what)
+{
+	const int64_t n = (int64_t) x.size() / d;
+	m.set_centroids(c.data(), k);
+	std::vector<int32_t> out(n, -1);
+	for (int64_t r0 = 0, ch = 0; r0 < n; r0 += 256, ch++)
+		m.nearest(r0, std::min(n, r0 + 256), (int) (ch % 2), out.data() + r0);
+	EXPECT_EQ(wrong_labels(x, d, c, k, out), 0) << what;
+	return m.take_counts(moved);
+}
+
 TEST(AutoAssign, PlainDensePrunedByMovedRowsAndCounts)
 {
+	CountedAutoPasses counted;
 	const int32_t d = 16, k = 40;
 	auto		x = wu_hong_blobs(6000, d, k, 0.01, 31);
 	const int64_t n = (int64_t) x.size() / d;
 	pgkm::ThreadPool pool(2, nullptr, nullptr);
 	auto		m = make_method(PGKM_METHOD_AUTO, x, d, k, &pool);
 	std::vector<double> c = pick_rows(x, d, k, 32);
-	auto		run = [&](int64_t moved, const char *what) {
-		m->set_centroids(c.data(), k);
-		std::vector<int32_t> out(n, -1);
-		for (int64_t r0 = 0, ch = 0; r0 < n; r0 += 256, ch++)
-			m->nearest(r0, std::min(n, r0 + 256), (int) (ch % 2), out.data() + r0);
-		EXPECT_EQ(wrong_labels(x, d, c, k, out), 0) << what;
-		return m->take_counts(moved);
-	};
+	auto		run = [&](int64_t moved, const char *what) { return auto_pass(*m, x, d, c, k, moved, what); };
 	pgkm::AssignCounts a = run(n, "first");
 	EXPECT_EQ(a.distances, -1) << "Lloyd's own pass";
 	a = run(n / 10, "many moved");
 	EXPECT_EQ(a.distances, -1) << "Lloyd's own pass while 10 % of the rows move";
-	a = run(0, "few moved");
-	EXPECT_EQ(a.distances, -1) << "the pass after which few moved is still Lloyd's";
-	a = run(0, "dense");
+	a = run(0, "converged");
+	EXPECT_EQ(a.distances, -1);
+	for (int p = 0; p < 17; p++)
+	{
+		a = run(n / 100, "1 % moved: no budget for a try yet");
+		EXPECT_EQ(a.distances, -1) << "no try for the last pass of a converged run";
+	}
+	a = run(1, "settling");
+	EXPECT_EQ(a.distances, -1);
+	a = run(0, "settled");
 	EXPECT_EQ(a.method, PGKM_METHOD_LLOYD);
-	EXPECT_EQ(a.distances, n * k) << "a dense pass once few rows move";
+	EXPECT_EQ(a.distances, n * k) << "a dense pass once rows settle";
 	a = run(0, "dense, sampled");
 	EXPECT_EQ(a.distances, n * k);
 	a = run(0, "pruned");
@@ -474,9 +500,92 @@ TEST(AutoAssign, PlainDensePrunedByMovedRowsAndCounts)
 	c = pick_rows(x, d, k, 33);	/* every bound useless */
 	a = run(n / 10, "pruned, lost");
 	EXPECT_EQ(a.method, PGKM_METHOD_YINYANG);
-	a = run(n / 10, "dense after the loss");
-	EXPECT_EQ(a.method, PGKM_METHOD_LLOYD);
-	EXPECT_EQ(a.distances, n * k);
-	a = run(n / 10, "Lloyd's own again");
+	a = run(n / 100, "Lloyd's own again");
 	EXPECT_EQ(a.distances, -1);
+	a = run(n / 100, "and no budget for another try");
+	EXPECT_EQ(a.distances, -1);
+}
+
+/*
+ * Tries that do not pay stay within the budget: with every pass's
+ * centroids new rows (bounds useless) and 1 % of the rows moving, a try
+ * comes when the budget covers it, its fair sample (the second dense pass:
+ * the first one's bounds are stale after Lloyd's own passes) says no, and
+ * Lloyd's own passes follow once its losses exceed the budget. A dense pass is priced at 24 Lloyd distances
+ * a row beyond Lloyd's own (auto_assign.cpp), so over P passes the dense
+ * ones stay under 0.03 P k / 24, and two for the first try.
+ */
+TEST(AutoAssign, TriesThatDoNotPayStayWithinTheBudget)
+{
+	CountedAutoPasses counted;
+	const int32_t d = 8, k = 24;
+	auto		x = wu_hong_blobs(3000, d, k, 0.3, 41);
+	const int64_t n = (int64_t) x.size() / d;
+	pgkm::ThreadPool pool(2, nullptr, nullptr);
+	auto		m = make_method(PGKM_METHOD_AUTO, x, d, k, &pool);
+	const int	passes = 600;
+	int			dense = 0, pruned = 0, first_try = -1, run = 0, single = 0;
+	for (int p = 0; p < passes; p++)
+	{
+		std::vector<double> c = pick_rows(x, d, k, 1000 + p);
+		pgkm::AssignCounts a = auto_pass(*m, x, d, c, k, n / 100, "useless bounds");
+		dense += a.distances == n * k;
+		/* a try's first dense pass samples stale bounds: never a try of one dense pass */
+		if (a.distances == n * k)
+			run++;
+		else
+		{
+			single += run == 1;
+			run = 0;
+		}
+		pruned += a.method == PGKM_METHOD_YINYANG;
+		if (a.distances == n * k && first_try < 0)
+			first_try = p;
+	}
+	EXPECT_GT(first_try, 0) << "no try before the budget covers one";
+	EXPECT_GE(dense, 4) << "tries go on";
+	EXPECT_LE(dense, 0.03 * passes * k / 24 + 2);
+	EXPECT_EQ(pruned, 0) << "every fair sample says no";
+	EXPECT_EQ(single, 0) << "a try ended on a stale sample";
+}
+
+/*
+ * A try's dense passes go on while its losses fit the budget (test hook):
+ * with none, the try that settling rows start (1 in 3000 moved) ends at its
+ * first fair sample that says no, and no other comes; with no limit, dense
+ * passes go on, waiting for the sample to say yes.
+ */
+static std::vector<int>
+auto_pass_kinds(double budget, int passes)
+{
+	const int32_t d = 8, k = 24;
+	auto		x = wu_hong_blobs(3000, d, k, 0.3, 43);
+	pgkm::ThreadPool pool(2, nullptr, nullptr);
+	const double old = pgkm_internal_set_auto_try_budget(budget);
+	auto		m = make_method(PGKM_METHOD_AUTO, x, d, k, &pool);
+	pgkm_internal_set_auto_try_budget(old);
+	std::vector<int> kinds;		/* 0 Lloyd's own, 1 dense, 2 pruned */
+	for (int p = 0; p < passes; p++)
+	{
+		std::vector<double> c = pick_rows(x, d, k, 2000 + p);	/* bounds useless */
+		pgkm::AssignCounts a = auto_pass(*m, x, d, c, k, 1, "useless bounds");
+		kinds.push_back(a.distances == -1 ? 0 : a.method == PGKM_METHOD_YINYANG ? 2 : 1);
+	}
+	return kinds;
+}
+
+TEST(AutoAssign, DensePassesWhileTheBudgetAllows)
+{
+	CountedAutoPasses counted;
+	/*
+	 * With no budget, Lloyd's own until a try's price (3.3 Lloyd passes at
+	 * k = 24) is within a tenth of the run, then a try (fresh: no sample;
+	 * fair: no); with no limit, a try after two timed Lloyd passes.
+	 */
+	std::vector<int> none(40, 0);
+	none[34] = none[35] = 1;
+	EXPECT_EQ(auto_pass_kinds(0, 40), none);
+	std::vector<int> unlimited(40, 1);
+	unlimited[0] = unlimited[1] = unlimited[2] = 0;
+	EXPECT_EQ(auto_pass_kinds(1e9, 40), unlimited);
 }
