@@ -62,9 +62,7 @@ auto_first_method(int64_t n, int32_t d, int32_t k, const pgkm_options *opt)
  * (bench/RESULTS.md): a pruned pass costs OPENED per row its O(1) test did
  * not settle and DIST per distance it computed (group blocks, intervals,
  * bound updates: Yinyang's per-distance work costs about 2.5 Lloyd
- * distances). Hamerly's opened rows run a dense search of their own. Only
- * the prediction from a dense pass's sample uses them: passes that ran are
- * judged by their seconds.
+ * distances). Hamerly's opened rows run a dense search of their own.
  */
 struct PassPrice
 {
@@ -83,8 +81,7 @@ pass_price(int32_t method)
  * What a dense pass costs beyond Lloyd's own, per row (its bounds, its
  * sample, the rows it searches again in fp64: 17-27 Lloyd distances at
  * k = 16-32 on the 2-core box), and what making the bounded method's
- * per-row state costs, once, on the first try: the first try's price
- * before any was measured.
+ * per-row state costs, once, on the first try.
  */
 static constexpr double DENSE_ROW = 24.0;
 static constexpr double CREATE_ROW = 32.0;
@@ -97,43 +94,21 @@ static constexpr double CREATE_ROW = 32.0;
 static constexpr double PLAIN_MOVED = 0.02;
 
 /*
- * The first try may come before the budget covers it once fewer than
- * FIRST_TRY_MOVED of the rows move per pass: the bounds then hold for most
- * rows (Wu & Hong's sweep switched at 0.1-0.7 %), and on data that never
- * settles (uniform rows) so few move only late in a long run. Its price
- * must still be within FIRST_TRY_BUDGET of the run's seconds so far (at
- * k = 32 a try is priced at 2.5 Lloyd passes: from pass 25 on; at
- * k = 1024 at once): a run that ends soon after its try does not repay it.
- */
-static constexpr double FIRST_TRY_MOVED = 0.005;
-static constexpr double FIRST_TRY_BUDGET = 0.1;
-
-/* Lloyd passes timed before the first try (the run's first pass, warming up, is not one). */
-static constexpr int LLOYD_SAMPLES = 2;
-
-/*
- * A pruned pass at most IMPROVING_SLOWER times Lloyd's, with at most
- * IMPROVING_MOVED of the last pass's moved rows, is given another pass,
- * IMPROVING_PASSES times in a try at most, as on the GPU: at 16 threads
- * Wu & Hong's k = 1024, sigma^2 = 0.05 has its first pruned passes slower
- * than Lloyd's (whose kernel scales better than the bounds' bookkeeping)
- * and the later ones 3-4x faster.
- */
-static constexpr double IMPROVING_SLOWER = 1.2;
-static constexpr double IMPROVING_MOVED = 0.75;
-static constexpr int IMPROVING_PASSES = 3;
-
-/*
- * What tries lose (their dense passes' seconds beyond Lloyd's, and pruned
- * passes' slower than Lloyd's), with the next try's price, stays within
- * TRY_BUDGET of the run's seconds so far, as 'auto' does on the GPU
- * (gpu_auto_policy.h): so 'auto' is never more than a few percent slower
- * than 'lloyd' where nothing prunes, and short runs, which would not repay
- * a try, make none. Seconds, not counts, because what a pruned pass's work
- * costs against Lloyd's depends on the machine and the thread count (at 16
- * threads Lloyd's kernel gains more than the bounds' bookkeeping).
+ * Tries that do not pay (their dense passes' cost beyond Lloyd's, the
+ * state made on the first, pruned passes dearer than Lloyd's, less what
+ * pruned passes saved) stay within TRY_BUDGET of the run's work so far, in
+ * Lloyd passes: so 'auto' is never more than a few percent slower than
+ * 'lloyd' where nothing prunes, and short runs, which would not repay a
+ * try, make none. The first try may come before that budget covers it
+ * once fewer than FIRST_TRY_MOVED of the rows move per pass (the bounds
+ * then hold for most rows: Wu & Hong's sweep switched at 0.1-0.7 %, and
+ * data that never settles, such as uniform rows, gets there only late in a
+ * long run), if its price is within FIRST_TRY_BUDGET of the run so far (at
+ * k = 32 about 2.5 Lloyd passes: from pass 25 on; at k = 1024 at once).
  */
 static std::atomic<double> try_budget {0.03};
+static constexpr double FIRST_TRY_MOVED = 0.005;
+static constexpr double FIRST_TRY_BUDGET = 0.1;
 
 extern "C" double
 pgkm_internal_set_auto_try_budget(double share)
@@ -141,13 +116,36 @@ pgkm_internal_set_auto_try_budget(double share)
 	return try_budget.exchange(share < 0 ? 0.03 : share);
 }
 
-/* Passes priced from their counts instead of the clock (tests: the same choices on any machine). */
-static std::atomic<bool> priced_by_counts {false};
+/*
+ * Choices are made from the counts, so that they do not depend on the
+ * machine's load (the same run, the same trail). But what pruned work
+ * costs against Lloyd's kernel does depend on the machine and the thread
+ * count (at 16 threads Lloyd's kernel gains more than the bounds'
+ * bookkeeping: Wu & Hong's k = 256, sigma^2 = 0.3 ran 15 % slower on
+ * counts alone), so the passes are also timed: once the bounded passes
+ * have taken more seconds than Lloyd's would have (the fastest of its last
+ * three, each; what they saved counts), by over the budget's share of the
+ * run's time, no new try starts until that is so no longer, and a try
+ * under way ends at its next pruned pass slower than Lloyd's. Until then a
+ * try is judged by its counts: its first pruned passes may be slower than
+ * Lloyd's and the later ones several times faster (Wu & Hong's k = 256,
+ * sigma^2 = 0.05), which no verdict from the last pass alone can see.
+ * Lloyd passes timed before the first try: LLOYD_SAMPLES (the run's first
+ * pass, warming up, is not one).
+ */
+static constexpr int LLOYD_SAMPLES = 2;
 
-extern "C" int32_t
-pgkm_internal_set_auto_counted_seconds(int32_t on)
+/*
+ * Passes timed as their count price, a bounded pass's plus this factor
+ * less 1 Lloyd passes (0: the clock): tests see the same choices on any
+ * machine, with or without the veto.
+ */
+static std::atomic<double> counted_seconds {0.0};
+
+extern "C" double
+pgkm_internal_set_auto_counted_seconds(double bounded_factor)
 {
-	return priced_by_counts.exchange(on != 0);
+	return counted_seconds.exchange(bounded_factor);
 }
 
 class AutoAssign : public CpuAssign
@@ -159,7 +157,7 @@ public:
 		: lloyd_(std::move(lloyd)), method_(method), x_(x), n_(n), d_(d), kmax_(kmax),
 		  mean_(mean, mean + d), pool_(pool), price_(pass_price(method)),
 		  budget_(try_budget.load(std::memory_order_relaxed)),
-		  counted_(priced_by_counts.load(std::memory_order_relaxed)), last_(Clock::now())
+		  counted_(counted_seconds.load(std::memory_order_relaxed)), last_(Clock::now())
 	{
 	}
 
@@ -193,25 +191,20 @@ private:
 	}
 	/* Between passes: the method that runs next gets the current centroids if it had not. */
 	void		next_pass(Pass p);
+	/* Whether a try (two dense passes, the state made on the first) fits budget now. */
+	bool		try_fits(double budget) const
+	{
+		const double n = (double) n_;
+		const double cost = 2 * n * DENSE_ROW + (bounded_ ? 0.0 : n * CREATE_ROW);
+		return spent_ + cost <= budget * work_;
+	}
 	/* The fastest of the last Lloyd passes (a pass is only ever slowed by what else runs). */
 	double		lloyd_seconds() const
 	{
 		return lloyd_count_ == 0 ? 0.0 : *std::min_element(lloyd_s_, lloyd_s_ + std::min(lloyd_count_, 3));
 	}
-	/* Whether the next try's price fits budget (a share of the run's seconds so far) now. */
-	bool		try_fits(double budget) const
-	{
-		double		price = try_price_;
-		if (price < 0)			/* none measured yet: two dense passes and the state, from counts */
-			price = lloyd_seconds() * (2 * DENSE_ROW + CREATE_ROW) / std::max(k_, 1);
-		return lost_ + price <= budget * total_;
-	}
-	/* A try ends: the next one is priced at what this one lost (half a Lloyd pass at least). */
-	void		end_try()
-	{
-		try_price_ = std::max(lost_ - try_start_lost_, 0.5 * lloyd_seconds());
-		next_pass(Pass::PLAIN);
-	}
+	/* The clock's veto: the bounded passes so far took more seconds than Lloyd's would have, beyond the budget. */
+	bool		vetoed() const { return excess_s_ > budget_ * total_s_; }
 
 	std::unique_ptr<CpuAssign> lloyd_;
 	/*
@@ -230,23 +223,18 @@ private:
 	std::vector<double> centroids_;	/* the last set_centroids (k x d) */
 	PassPrice	price_;
 	double		budget_;
-	bool		counted_;
-	Clock::time_point last_;	/* the last take_counts (or the start) */
+	double		counted_;
 	Pass		pass_ = Pass::PLAIN;
 	bool		last_bounded_ = false;	/* the pass before the last one kept bounds */
+	double		work_ = 0;		/* Lloyd distances of the passes so far */
+	double		spent_ = 0;		/* what tries cost beyond Lloyd's passes, less what they saved */
+	/* the clock's side */
+	Clock::time_point last_;	/* the last take_counts (or the start) */
 	int64_t		passes_ = 0;
-	double		total_ = 0;		/* seconds of every pass */
+	double		total_s_ = 0;	/* seconds of every pass */
+	double		excess_s_ = 0;	/* seconds of bounded passes beyond Lloyd's (negative: saved) */
 	double		lloyd_s_[3] = {0, 0, 0};	/* the last Lloyd passes' seconds, newest first */
 	int			lloyd_count_ = 0;
-	double		lost_ = 0;		/* seconds tries' passes took beyond Lloyd's */
-	double		try_start_lost_ = 0;
-	double		try_price_ = -1;	/* what the last try lost (< 0: no try yet) */
-	/* the try under way: */
-	int			pruned_passes_ = 0;
-	bool		won_ = false;	/* a judged pruned pass was faster than Lloyd's */
-	int			improving_ = 0; /* passes it was given for improving */
-	int			slower_ = 0;	/* consecutive judged pruned passes not faster than Lloyd's */
-	int64_t		prev_moved_ = -1;	/* the last pass's moved rows */
 };
 
 void
@@ -255,14 +243,9 @@ AutoAssign::next_pass(Pass p)
 	const bool	other = (p == Pass::PLAIN) != (pass_ == Pass::PLAIN);
 	if (p != Pass::PLAIN && !bounded_)
 	{
+		spent_ += (double) n_ * CREATE_ROW;
 		bounded_ = make_bounded_assign(method_, x_, n_, d_, kmax_, mean_.data(), pool_);
 		bounded_->set_dense(true);
-	}
-	if (p != Pass::PLAIN && pass_ == Pass::PLAIN)
-	{
-		try_start_lost_ = lost_;
-		pruned_passes_ = improving_ = slower_ = 0;
-		won_ = false;
 	}
 	pass_ = p;
 	if (other)
@@ -272,23 +255,21 @@ AutoAssign::next_pass(Pass p)
 }
 
 /*
- * After each pass, timed from the last call (the pass and the update: the
+ * After each pass (timed from the last call: the pass and the update, the
  * same work besides the pass whatever ran). Plain: a try (dense next) once
- * few rows move, not none (converged: the next pass is the last), Lloyd's
- * passes are timed and the budget allows it. Dense: the sampled O(1) test
- * gives the share of rows a pruned pass would skip; the rest are priced as
- * if each opened row computed every distance (the bounds a dense pass
- * leaves are a single lower bound per row, so the first pruned pass
- * searches its opened rows whole): prune next when that is cheaper than a
- * dense pass. Otherwise dense passes go on while the tries' losses fit the
- * budget (at large k a dense pass costs little more than Lloyd's, and the
- * sample says yes a few passes later as the run settles), but at least
- * until a fair sample: the bounds a dense pass tests are the last pass's
- * only after a dense pass (after Lloyd's own passes they are older,
- * loosened by every pass's drift since). Pruned
- * passes are judged as on the GPU: the try's first is not (it tightens the
- * dense pass's bounds); a later one slower than Lloyd's own ends the try
- * unless the try had won (then two slower in a row do) or it is improving.
+ * few rows move, not none (converged: the next pass is the last), and the
+ * budget allows it. Dense: the sampled O(1) test gives the share of rows a
+ * pruned pass would skip; the rest are priced as if each opened row
+ * computed every distance (the bounds a dense pass leaves are a single
+ * lower bound per row, so the first pruned pass searches its opened rows
+ * whole): prune next when that is cheaper than a dense pass. Otherwise
+ * dense passes go on while the budget allows (at large k one costs little
+ * more than Lloyd's, and the sample says yes a few passes later as the run
+ * settles), but at least until a fair sample: the bounds a dense pass
+ * tests are the last pass's only after a dense pass (after Lloyd's own
+ * passes they are older, loosened by every pass's drift since). Pruned:
+ * priced from its counts; dearer than Lloyd's own ends the try. The clock
+ * may veto (vetoed).
  */
 AssignCounts
 AutoAssign::take_counts(int64_t moved)
@@ -301,15 +282,16 @@ AutoAssign::take_counts(int64_t moved)
 	last_ = now;
 	last_bounded_ = pass_ != Pass::PLAIN;
 	passes_++;
+	work_ += n * k;
 	if (pass_ == Pass::PLAIN)
 	{
 		AssignCounts c = lloyd_->take_counts(moved);
 		c.method = PGKM_METHOD_LLOYD;
 		if (method_ == PGKM_METHOD_LLOYD)
 			return c;
-		if (counted_)
+		if (counted_ > 0)
 			seconds = n * k;
-		total_ += seconds;
+		total_s_ += seconds;
 		if (passes_ > 1)		/* the run's first pass warms the caches up */
 		{
 			lloyd_s_[2] = lloyd_s_[1];
@@ -318,8 +300,8 @@ AutoAssign::take_counts(int64_t moved)
 			lloyd_count_++;
 		}
 		const bool	settling = !bounded_ && moved > 0 && moved < FIRST_TRY_MOVED * n;
-		if (!many_moved && moved != 0 && lloyd_count_ >= LLOYD_SAMPLES &&
-			try_fits(settling ? std::max(budget_, FIRST_TRY_BUDGET) : budget_))
+		if (!many_moved && moved != 0 && lloyd_count_ >= LLOYD_SAMPLES && !vetoed() &&
+			(try_fits(budget_) || (settling && try_fits(FIRST_TRY_BUDGET))))
 			next_pass(Pass::DENSE);
 		return c;
 	}
@@ -327,47 +309,28 @@ AutoAssign::take_counts(int64_t moved)
 	bounded_->keep_counts(&kept, &tested);
 	AssignCounts c = bounded_->take_counts(moved);
 	const double open = tested > 0 ? 1.0 - (double) kept / (double) tested : 1.0;
-	if (counted_)
-		seconds = pass_ == Pass::DENSE ? n * (k + DENSE_ROW)
-			: n * open * price_.opened + (double) c.distances * price_.dist;
-	total_ += seconds;
-	const double lloyd = lloyd_seconds();
-	lost_ += std::max(seconds - lloyd, 0.0);
+	const double price = pass_ == Pass::DENSE ? n * (k + DENSE_ROW)
+		: n * open * price_.opened + (double) c.distances * price_.dist;
+	if (counted_ > 0)
+		seconds = price + (counted_ - 1) * n * k;
+	total_s_ += seconds;
+	excess_s_ += seconds - lloyd_seconds();
+	spent_ += price - n * k;
 	if (pass_ == Pass::DENSE)
 	{
 		c.method = PGKM_METHOD_LLOYD;
 		if (many_moved)
-			end_try();
+			next_pass(Pass::PLAIN);
 		else if (tested > 0 && n * open * (price_.opened + k * price_.dist) < n * (k + DENSE_ROW))
 			next_pass(Pass::PRUNED);
-		else if (tested > 0 && fair_sample && lost_ > budget_ * total_)
-			end_try();
+		else if (tested > 0 && fair_sample && spent_ > budget_ * work_)
+			next_pass(Pass::PLAIN);
 		return c;
 	}
-	const int64_t prev_moved = prev_moved_;
-	prev_moved_ = moved;
-	if (many_moved)
-	{
-		end_try();
-		return c;
-	}
-	/* the first pruned pass tightens the dense pass's single bound: part of the try's price */
-	if (++pruned_passes_ == 1)
-		return c;
-	const bool	slower = seconds >= lloyd;
-	slower_ = slower ? slower_ + 1 : 0;
-	if (won_)
-	{
-		if (slower_ >= 2)		/* two slower passes in a row end a try that had won */
-			end_try();
-	}
-	else if (!slower)
-		won_ = true;
-	else if (seconds <= IMPROVING_SLOWER * lloyd && prev_moved > 0 &&
-			 (double) moved <= IMPROVING_MOVED * (double) prev_moved && improving_ < IMPROVING_PASSES)
-		improving_++;
-	else
-		end_try();
+	if (many_moved || (vetoed() && seconds > lloyd_seconds()))
+		next_pass(Pass::PLAIN);
+	else if (price > n * k)
+		next_pass(try_fits(budget_) ? Pass::DENSE : Pass::PLAIN);	/* a dense pass samples fresh bounds */
 	return c;
 }
 

@@ -22,18 +22,18 @@ int32_t		pgkm_internal_set_gemm_min_d(int32_t d);
 int64_t		pgkm_internal_set_worker_sums_budget(int64_t bytes);
 
 /*
- * The share of a run's seconds that CPU 'auto' may lose on tries of its
+ * The share of a run's work that CPU 'auto' may lose on tries of its
  * bounded method that do not pay (auto_assign.cpp; default 0.03, a
  * negative value restores it). Read when a run's method is made.
  */
 double		pgkm_internal_set_auto_try_budget(double share);
 
 /*
- * CPU 'auto' prices each pass from its counts instead of timing it (1), so
- * that tests see the same choices on any machine; read when a run's method
- * is made.
+ * CPU 'auto' times each pass as its count price, a bounded pass's plus
+ * bounded_factor - 1 Lloyd passes (0, default: the clock), so that tests
+ * see the same choices on any machine; read when a run's method is made.
  */
-int32_t		pgkm_internal_set_auto_counted_seconds(int32_t on);
+double		pgkm_internal_set_auto_counted_seconds(double bounded_factor);
 
 /* k-means++ skipping: groups and rows (1, default), rows only (2) or off (0). */
 int32_t		pgkm_internal_set_kpp_pruning(int32_t on);

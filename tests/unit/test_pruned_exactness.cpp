@@ -448,9 +448,10 @@ TEST(ExactBounds, FloatRoundingIsOutward)
 /* CPU 'auto' priced from counts while it lives (the same choices on any machine). */
 struct CountedAutoPasses
 {
-	CountedAutoPasses() : old_(pgkm_internal_set_auto_counted_seconds(1)) {}
+	explicit CountedAutoPasses(double bounded_factor = 1.0)
+		: old_(pgkm_internal_set_auto_counted_seconds(bounded_factor)) {}
 	~CountedAutoPasses() { pgkm_internal_set_auto_counted_seconds(old_); }
-	int32_t		old_;
+	double		old_;
 };
 
 static pgkm::AssignCounts
@@ -547,6 +548,47 @@ TEST(AutoAssign, TriesThatDoNotPayStayWithinTheBudget)
 	EXPECT_LE(dense, 0.03 * passes * k / 24 + 2);
 	EXPECT_EQ(pruned, 0) << "every fair sample says no";
 	EXPECT_EQ(single, 0) << "a try ended on a stale sample";
+}
+
+/*
+ * The clock's veto, with each bounded pass timed at its count price plus
+ * two Lloyd passes (test hook): the counts say pruning pays on unchanged
+ * centroids, the seconds say it does not, so the try ends once its losses
+ * pass the budget, and no other starts; at the counts' own price the try
+ * goes on to the end.
+ */
+static std::vector<int>
+settled_pass_kinds(double bounded_factor, int passes)
+{
+	CountedAutoPasses counted(bounded_factor);
+	const int32_t d = 16, k = 40;
+	auto		x = wu_hong_blobs(6000, d, k, 0.01, 31);
+	const int64_t n = (int64_t) x.size() / d;
+	pgkm::ThreadPool pool(2, nullptr, nullptr);
+	auto		m = make_method(PGKM_METHOD_AUTO, x, d, k, &pool);
+	const std::vector<double> c = pick_rows(x, d, k, 32);
+	std::vector<int> kinds;		/* 0 Lloyd's own, 1 dense, 2 pruned */
+	for (int p = 0; p < passes; p++)
+	{
+		pgkm::AssignCounts a = auto_pass(*m, x, d, c, k, p < 3 ? n / 100 : 1, "unchanged centroids");
+		kinds.push_back(a.distances == -1 ? 0 : a.method == PGKM_METHOD_YINYANG ? 2 : 1);
+	}
+	return kinds;
+}
+
+TEST(AutoAssign, ClockVetoesTriesThatCountsWouldKeep)
+{
+	const std::vector<int> counted = settled_pass_kinds(1.0, 120);
+	const auto	pruned = std::find(counted.begin(), counted.end(), 2);
+	ASSERT_NE(pruned, counted.end()) << "the counts start a try";
+	EXPECT_EQ(std::count(pruned, counted.end(), 2), counted.end() - pruned) << "and keep it";
+	const std::vector<int> timed = settled_pass_kinds(3.0, 120);
+	const auto	first = std::find(timed.begin(), timed.end(), 2);
+	ASSERT_NE(first, timed.end()) << "the counts start a try";
+	const auto	back = std::find(first, timed.end(), 0);
+	ASSERT_NE(back, timed.end()) << "the clock ends it";
+	EXPECT_EQ(std::count(back, timed.end(), 0), timed.end() - back) << "and no other starts";
+	EXPECT_LT(back - first, 10);
 }
 
 /*

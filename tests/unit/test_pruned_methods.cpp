@@ -241,9 +241,11 @@ TEST(MethodReports, LloydCountsEveryDistance)
 /* 'auto' says what it ran, pass by pass, and the trail names it. */
 TEST(MethodReports, AutoNamesWhatItRan)
 {
+	const double old = pgkm_internal_set_auto_counted_seconds(1.0);	/* the same choices on any machine */
 	auto		x = wu_hong_blobs(20000, 8, 64, 0.01, 17);
 	auto		init = pick_rows(x, 8, 64, 18);
 	EngineResult r = run_engine(x, 8, given_options(PGKM_METHOD_AUTO, init, 64, 300, 0));
+	pgkm_internal_set_auto_counted_seconds(old);
 	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
 	/* dense passes (reported as lloyd) until the counts say pruning pays, then yinyang */
 	EXPECT_NE(r.method_used.find("yinyang"), std::string::npos) << r.method_used;
