@@ -125,7 +125,11 @@ pgkm_internal_set_auto_try_budget(double share)
  * counts alone), so the passes are also timed: once the bounded passes
  * have taken more seconds than Lloyd's would have (the fastest of its last
  * three, each; what they saved counts), by over the budget's share of the
- * run's time, no new try starts until that is so no longer, and a try
+ * run's time and VETO_GRACE Lloyd passes (early in a run the budget is
+ * small and a try's dense passes cost more than that: at 16 threads Wu &
+ * Hong's k = 256, sigma^2 = 0.05 lost its late pruned passes, 3x faster
+ * than Lloyd's, to a veto at pass 14), no new try starts until that is so
+ * no longer, and a try
  * under way ends at its next pruned pass slower than Lloyd's. Until then a
  * try is judged by its counts: its first pruned passes may be slower than
  * Lloyd's and the later ones several times faster (Wu & Hong's k = 256,
@@ -134,6 +138,7 @@ pgkm_internal_set_auto_try_budget(double share)
  * pass, warming up, is not one).
  */
 static constexpr int LLOYD_SAMPLES = 2;
+static constexpr double VETO_GRACE = 3.0;
 
 /*
  * Passes timed as their count price, a bounded pass's plus this factor
@@ -203,8 +208,11 @@ private:
 	{
 		return lloyd_count_ == 0 ? 0.0 : *std::min_element(lloyd_s_, lloyd_s_ + std::min(lloyd_count_, 3));
 	}
-	/* The clock's veto: the bounded passes so far took more seconds than Lloyd's would have, beyond the budget. */
-	bool		vetoed() const { return excess_s_ > budget_ * total_s_; }
+	/*
+	 * The clock's veto: the bounded passes so far took more seconds than
+	 * Lloyd's would have, beyond the budget and VETO_GRACE Lloyd passes.
+	 */
+	bool		vetoed() const { return excess_s_ > budget_ * total_s_ + VETO_GRACE * lloyd_seconds(); }
 
 	std::unique_ptr<CpuAssign> lloyd_;
 	/*

@@ -554,8 +554,8 @@ TEST(AutoAssign, TriesThatDoNotPayStayWithinTheBudget)
  * The clock's veto, with each bounded pass timed at its count price plus
  * two Lloyd passes (test hook): the counts say pruning pays on unchanged
  * centroids, the seconds say it does not, so the try ends once its losses
- * pass the budget, and no other starts; at the counts' own price the try
- * goes on to the end.
+ * pass the budget and the grace, and others stay within them; at the
+ * counts' own price the try goes on to the end.
  */
 static std::vector<int>
 settled_pass_kinds(double bounded_factor, int passes)
@@ -587,8 +587,10 @@ TEST(AutoAssign, ClockVetoesTriesThatCountsWouldKeep)
 	ASSERT_NE(first, timed.end()) << "the counts start a try";
 	const auto	back = std::find(first, timed.end(), 0);
 	ASSERT_NE(back, timed.end()) << "the clock ends it";
-	EXPECT_EQ(std::count(back, timed.end(), 0), timed.end() - back) << "and no other starts";
 	EXPECT_LT(back - first, 10);
+	/* each bounded pass loses a Lloyd pass or more: within 3 % of 120 passes and 3 of grace, after the first try */
+	EXPECT_LE(std::count_if(back, timed.end(), [](int kind) { return kind != 0; }), 7)
+		<< "few tries after it";
 }
 
 /*
