@@ -454,29 +454,44 @@ struct CountedAutoPasses
 	double		old_;
 };
 
-static pgkm::AssignCounts
-auto_pass(pgkm::CpuAssign &m, const std::vector<float> &x, int32_t d, const std::vector<double> &c,
-		  int32_t k, int64_t moved, const char *what)
+/* CPU 'auto' over Wu & Hong's blobs (n rows, d, k), fed one pass at a time. */
+struct AutoRun
 {
-	const int64_t n = (int64_t) x.size() / d;
-	m.set_centroids(c.data(), k);
-	std::vector<int32_t> out(n, -1);
-	for (int64_t r0 = 0, ch = 0; r0 < n; r0 += 256, ch++)
-		m.nearest(r0, std::min(n, r0 + 256), (int) (ch % 2), out.data() + r0);
-	EXPECT_EQ(wrong_labels(x, d, c, k, out), 0) << what;
-	return m.take_counts(moved);
-}
+	AutoRun(int64_t rows, int32_t d_, int32_t k_, double s2, uint64_t seed)
+		: d(d_), k(k_), x(wu_hong_blobs(rows, d_, k_, s2, seed)), n((int64_t) x.size() / d_),
+		  pool(2, nullptr, nullptr), m(make_method(PGKM_METHOD_AUTO, x, d_, k_, &pool)) {}
+
+	/* One pass with centroids c, every label checked, then its counts with moved rows said to have moved. */
+	pgkm::AssignCounts pass(const std::vector<double> &c, int64_t moved, const char *what)
+	{
+		m->set_centroids(c.data(), k);
+		std::vector<int32_t> out(n, -1);
+		for (int64_t r0 = 0, ch = 0; r0 < n; r0 += 256, ch++)
+			m->nearest(r0, std::min(n, r0 + 256), (int) (ch % 2), out.data() + r0);
+		EXPECT_EQ(wrong_labels(x, d, c, k, out), 0) << what;
+		return m->take_counts(moved);
+	}
+	/* 0 Lloyd's own, 1 dense, 2 pruned */
+	int			kind(const pgkm::AssignCounts &a) const
+	{
+		return a.distances == -1 ? 0 : a.method == PGKM_METHOD_YINYANG ? 2 : 1;
+	}
+
+	int32_t		d, k;
+	std::vector<float> x;
+	int64_t		n;
+	pgkm::ThreadPool pool;
+	std::unique_ptr<pgkm::CpuAssign> m;
+};
 
 TEST(AutoAssign, PlainDensePrunedByMovedRowsAndCounts)
 {
 	CountedAutoPasses counted;
-	const int32_t d = 16, k = 40;
-	auto		x = wu_hong_blobs(6000, d, k, 0.01, 31);
-	const int64_t n = (int64_t) x.size() / d;
-	pgkm::ThreadPool pool(2, nullptr, nullptr);
-	auto		m = make_method(PGKM_METHOD_AUTO, x, d, k, &pool);
-	std::vector<double> c = pick_rows(x, d, k, 32);
-	auto		run = [&](int64_t moved, const char *what) { return auto_pass(*m, x, d, c, k, moved, what); };
+	AutoRun		ar(6000, 16, 40, 0.01, 31);
+	const int64_t n = ar.n;
+	const int32_t k = ar.k;
+	std::vector<double> c = pick_rows(ar.x, ar.d, k, 32);
+	auto		run = [&](int64_t moved, const char *what) { return ar.pass(c, moved, what); };
 	pgkm::AssignCounts a = run(n, "first");
 	EXPECT_EQ(a.distances, -1) << "Lloyd's own pass";
 	a = run(n / 10, "many moved");
@@ -498,7 +513,7 @@ TEST(AutoAssign, PlainDensePrunedByMovedRowsAndCounts)
 	a = run(0, "pruned");
 	EXPECT_EQ(a.method, PGKM_METHOD_YINYANG) << "unchanged centroids: pruning pays";
 	EXPECT_LT(a.distances, n * k / 4);
-	c = pick_rows(x, d, k, 33);	/* every bound useless */
+	c = pick_rows(ar.x, ar.d, k, 33);	/* every bound useless */
 	a = run(n / 10, "pruned, lost");
 	EXPECT_EQ(a.method, PGKM_METHOD_YINYANG);
 	a = run(n / 100, "Lloyd's own again");
@@ -512,24 +527,22 @@ TEST(AutoAssign, PlainDensePrunedByMovedRowsAndCounts)
  * centroids new rows (bounds useless) and 1 % of the rows moving, a try
  * comes when the budget covers it, its fair sample (the second dense pass:
  * the first one's bounds are stale after Lloyd's own passes) says no, and
- * Lloyd's own passes follow once its losses exceed the budget. A dense pass is priced at 24 Lloyd distances
- * a row beyond Lloyd's own (auto_assign.cpp), so over P passes the dense
- * ones stay under 0.03 P k / 24, and two for the first try.
+ * Lloyd's own passes follow once its losses exceed the budget. A dense
+ * pass is priced at 24 Lloyd distances a row beyond Lloyd's own
+ * (auto_assign.cpp), so over P passes the dense ones stay under
+ * 0.03 P k / 24, and two for the first try.
  */
 TEST(AutoAssign, TriesThatDoNotPayStayWithinTheBudget)
 {
 	CountedAutoPasses counted;
-	const int32_t d = 8, k = 24;
-	auto		x = wu_hong_blobs(3000, d, k, 0.3, 41);
-	const int64_t n = (int64_t) x.size() / d;
-	pgkm::ThreadPool pool(2, nullptr, nullptr);
-	auto		m = make_method(PGKM_METHOD_AUTO, x, d, k, &pool);
+	AutoRun		ar(3000, 8, 24, 0.3, 41);
+	const int64_t n = ar.n;
+	const int32_t k = ar.k;
 	const int	passes = 600;
 	int			dense = 0, pruned = 0, first_try = -1, run = 0, single = 0;
 	for (int p = 0; p < passes; p++)
 	{
-		std::vector<double> c = pick_rows(x, d, k, 1000 + p);
-		pgkm::AssignCounts a = auto_pass(*m, x, d, c, k, n / 100, "useless bounds");
+		pgkm::AssignCounts a = ar.pass(pick_rows(ar.x, ar.d, k, 1000 + p), n / 100, "useless bounds");
 		dense += a.distances == n * k;
 		/* a try's first dense pass samples stale bounds: never a try of one dense pass */
 		if (a.distances == n * k)
@@ -561,18 +574,11 @@ static std::vector<int>
 settled_pass_kinds(double bounded_factor, int passes)
 {
 	CountedAutoPasses counted(bounded_factor);
-	const int32_t d = 16, k = 40;
-	auto		x = wu_hong_blobs(6000, d, k, 0.01, 31);
-	const int64_t n = (int64_t) x.size() / d;
-	pgkm::ThreadPool pool(2, nullptr, nullptr);
-	auto		m = make_method(PGKM_METHOD_AUTO, x, d, k, &pool);
-	const std::vector<double> c = pick_rows(x, d, k, 32);
-	std::vector<int> kinds;		/* 0 Lloyd's own, 1 dense, 2 pruned */
+	AutoRun		ar(6000, 16, 40, 0.01, 31);
+	const std::vector<double> c = pick_rows(ar.x, ar.d, ar.k, 32);
+	std::vector<int> kinds;
 	for (int p = 0; p < passes; p++)
-	{
-		pgkm::AssignCounts a = auto_pass(*m, x, d, c, k, p < 3 ? n / 100 : 1, "unchanged centroids");
-		kinds.push_back(a.distances == -1 ? 0 : a.method == PGKM_METHOD_YINYANG ? 2 : 1);
-	}
+		kinds.push_back(ar.kind(ar.pass(c, p < 3 ? ar.n / 100 : 1, "unchanged centroids")));
 	return kinds;
 }
 
@@ -602,19 +608,12 @@ TEST(AutoAssign, ClockVetoesTriesThatCountsWouldKeep)
 static std::vector<int>
 auto_pass_kinds(double budget, int passes)
 {
-	const int32_t d = 8, k = 24;
-	auto		x = wu_hong_blobs(3000, d, k, 0.3, 43);
-	pgkm::ThreadPool pool(2, nullptr, nullptr);
 	const double old = pgkm_internal_set_auto_try_budget(budget);
-	auto		m = make_method(PGKM_METHOD_AUTO, x, d, k, &pool);
+	AutoRun		ar(3000, 8, 24, 0.3, 43);
 	pgkm_internal_set_auto_try_budget(old);
-	std::vector<int> kinds;		/* 0 Lloyd's own, 1 dense, 2 pruned */
-	for (int p = 0; p < passes; p++)
-	{
-		std::vector<double> c = pick_rows(x, d, k, 2000 + p);	/* bounds useless */
-		pgkm::AssignCounts a = auto_pass(*m, x, d, c, k, 1, "useless bounds");
-		kinds.push_back(a.distances == -1 ? 0 : a.method == PGKM_METHOD_YINYANG ? 2 : 1);
-	}
+	std::vector<int> kinds;
+	for (int p = 0; p < passes; p++)	/* new centroids each pass: bounds useless */
+		kinds.push_back(ar.kind(ar.pass(pick_rows(ar.x, ar.d, ar.k, 2000 + p), 1, "useless bounds")));
 	return kinds;
 }
 
