@@ -5,13 +5,14 @@
  * values kept as bounds: a Lloyd pass and a few stores per row) or pruned
  * (its own bounds skip rows and centroids). A dense pass leaves valid
  * bounds, so a pruned pass may follow it and it may follow anything. The
- * choice is made pass by pass from counts, never from the clock, so it does
- * not depend on the machine's load or the thread count: the rows that moved;
- * a pruned pass's rows opened and distances computed, priced against a
- * dense pass; in a dense pass, the method's O(1) test on every 8th row says
- * how many rows a pruned pass would skip. Every method returns the same
- * labels, so switching changes no result, only the time; what ran is
- * reported per iteration (plain and dense passes as "lloyd").
+ * choice is made pass by pass from counts: the rows that moved; a pruned
+ * pass's rows opened and distances computed, priced in Lloyd distances; in
+ * a dense pass, the method's O(1) test on every 8th row says how many rows
+ * a pruned pass would skip. Tries of the bounded method are kept within a
+ * budget of the run's work, and the clock can only veto them (where the
+ * counts misjudge this machine). Every method returns the same labels, so
+ * switching changes no result, only the time; what ran is reported per
+ * iteration (plain and dense passes as "lloyd").
  *
  * Shapes where Lloyd uses its direct kernel (small d and k) run Lloyd only:
  * the tiled kernel of the dense passes is slower there.
@@ -129,11 +130,11 @@ pgkm_internal_set_auto_try_budget(double share)
  * small and a try's dense passes cost more than that: at 16 threads Wu &
  * Hong's k = 256, sigma^2 = 0.05 lost its late pruned passes, 3x faster
  * than Lloyd's, to a veto at pass 14), no new try starts until that is so
- * no longer, and a try
- * under way ends at its next pruned pass slower than Lloyd's. Until then a
- * try is judged by its counts: its first pruned passes may be slower than
- * Lloyd's and the later ones several times faster (Wu & Hong's k = 256,
- * sigma^2 = 0.05), which no verdict from the last pass alone can see.
+ * no longer, and a try under way ends at its next pruned pass slower than
+ * Lloyd's. Until then a try is judged by its counts: its first pruned
+ * passes may be slower than Lloyd's and the later ones several times faster
+ * (Wu & Hong's k = 256, sigma^2 = 0.05), which no verdict from the last
+ * pass alone can see.
  * Lloyd passes timed before the first try: LLOYD_SAMPLES (the run's first
  * pass, warming up, is not one).
  */
@@ -239,7 +240,7 @@ private:
 	/* the clock's side */
 	Clock::time_point last_;	/* the last take_counts (or the start) */
 	int64_t		passes_ = 0;
-	double		total_s_ = 0;	/* seconds of every pass */
+	double		total_s_ = 0;	/* seconds since the method was made (the first pass's: all before it) */
 	double		excess_s_ = 0;	/* seconds of bounded passes beyond Lloyd's (negative: saved) */
 	double		lloyd_s_[3] = {0, 0, 0};	/* the last Lloyd passes' seconds, newest first */
 	int			lloyd_count_ = 0;
