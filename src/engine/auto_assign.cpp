@@ -79,12 +79,13 @@ pass_price(int32_t method)
 }
 
 /*
- * What a dense pass costs beyond Lloyd's own, per row (its bounds, its
- * sample, the rows it searches again in fp64: 17-27 Lloyd distances at
- * k = 16-32 on the 2-core box), and what making the bounded method's
- * per-row state costs, once, on the first try.
+ * What a dense pass costs beyond Lloyd's own, per row (its fp64 bounds,
+ * their stores, the sample: 8-10 Lloyd distances at k = 32-64 on the
+ * 2-core box, 245,760 x 32 and 20,000 x 16 uniform rows, medians of 35
+ * passes), and what making the bounded method's per-row state costs, once,
+ * on the first try (its pages first written by the first dense pass).
  */
-static constexpr double DENSE_ROW = 24.0;
+static constexpr double DENSE_ROW = 12.0;
 static constexpr double CREATE_ROW = 32.0;
 
 /*
@@ -105,7 +106,7 @@ static constexpr double PLAIN_MOVED = 0.02;
  * then hold for most rows: Wu & Hong's sweep switched at 0.1-0.7 %, and
  * data that never settles, such as uniform rows, gets there only late in a
  * long run), if its price is within FIRST_TRY_BUDGET of the run so far (at
- * k = 32 about 2.5 Lloyd passes: from pass 25 on; at k = 1024 at once).
+ * k = 32 about 1.75 Lloyd passes: from pass 18 on; at k = 1024 at once).
  */
 static std::atomic<double> try_budget {0.03};
 static constexpr double FIRST_TRY_MOVED = 0.005;

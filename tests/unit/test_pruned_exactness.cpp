@@ -440,7 +440,7 @@ TEST(ExactBounds, FloatRoundingIsOutward)
  * Lloyd's own passes (counted as -1, every distance) while many rows move,
  * none tried at convergence (moved 0) nor while the try budget is short
  * and rows still move; the first try once rows settle (under 0.5 %) and
- * its price (2 Lloyd passes at k = 40) is within a tenth of the run: a
+ * its price (1.4 Lloyd passes at k = 40) is within a tenth of the run: a
  * dense pass, a sampled one, pruned passes once the sample says they pay,
  * and Lloyd's own again after a pruned pass that lost; every label exact.
  * Passes are priced from their counts (in Lloyd distances), not timed.
@@ -528,9 +528,9 @@ TEST(AutoAssign, PlainDensePrunedByMovedRowsAndCounts)
  * comes when the budget covers it, its fair sample (the second dense pass:
  * the first one's bounds are stale after Lloyd's own passes) says no, and
  * Lloyd's own passes follow once its losses exceed the budget. A dense
- * pass is priced at 24 Lloyd distances a row beyond Lloyd's own
+ * pass is priced at 12 Lloyd distances a row beyond Lloyd's own
  * (auto_assign.cpp), so over P passes the dense ones stay under
- * 0.03 P k / 24, and two for the first try.
+ * 0.03 P k / 12, and two for the first try.
  */
 TEST(AutoAssign, TriesThatDoNotPayStayWithinTheBudget)
 {
@@ -558,7 +558,7 @@ TEST(AutoAssign, TriesThatDoNotPayStayWithinTheBudget)
 	}
 	EXPECT_GT(first_try, 0) << "no try before the budget covers one";
 	EXPECT_GE(dense, 4) << "tries go on";
-	EXPECT_LE(dense, 0.03 * passes * k / 24 + 2);
+	EXPECT_LE(dense, 0.03 * passes * k / 12 + 2);
 	EXPECT_EQ(pruned, 0) << "every fair sample says no";
 	EXPECT_EQ(single, 0) << "a try ended on a stale sample";
 }
@@ -621,12 +621,12 @@ TEST(AutoAssign, DensePassesWhileTheBudgetAllows)
 {
 	CountedAutoPasses counted;
 	/*
-	 * With no budget, Lloyd's own until a try's price (3.3 Lloyd passes at
+	 * With no budget, Lloyd's own until a try's price (2.3 Lloyd passes at
 	 * k = 24) is within a tenth of the run, then a try (fresh: no sample;
 	 * fair: no); with no limit, a try after two timed Lloyd passes.
 	 */
 	std::vector<int> none(40, 0);
-	none[34] = none[35] = 1;
+	none[24] = none[25] = 1;
 	EXPECT_EQ(auto_pass_kinds(0, 40), none);
 	std::vector<int> unlimited(40, 1);
 	unlimited[0] = unlimited[1] = unlimited[2] = 0;
