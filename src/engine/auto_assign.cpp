@@ -181,6 +181,14 @@ public:
 		active()->nearest(r0, r1, worker, out);
 	}
 
+	/* A try decided after the last pass starts now, unless this pass is the run's final assignment. */
+	void		begin_pass(bool last) override
+	{
+		if (try_next_ && !last)
+			next_pass(Pass::DENSE);
+		try_next_ = false;
+	}
+
 	AssignCounts take_counts(int64_t moved) override;
 
 private:
@@ -235,6 +243,7 @@ private:
 	double		budget_;
 	double		counted_;
 	Pass		pass_ = Pass::PLAIN;
+	bool		try_next_ = false;	/* a try starts with the next pass that is not the last */
 	bool		last_bounded_ = false;	/* the pass before the last one kept bounds */
 	double		work_ = 0;		/* Lloyd distances of the passes so far */
 	double		spent_ = 0;		/* what tries cost beyond Lloyd's passes, less what they saved */
@@ -312,7 +321,7 @@ AutoAssign::take_counts(int64_t moved)
 		const bool	settling = !bounded_ && moved > 0 && moved < FIRST_TRY_MOVED * n;
 		if (!many_moved && moved != 0 && lloyd_count_ >= LLOYD_SAMPLES && !vetoed() &&
 			(try_fits(budget_) || (settling && try_fits(FIRST_TRY_BUDGET))))
-			next_pass(Pass::DENSE);
+			try_next_ = true;		/* made (and its state) only if another iteration comes */
 		return c;
 	}
 	int64_t		kept, tested;

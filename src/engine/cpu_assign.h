@@ -43,6 +43,11 @@ public:
 	 */
 	virtual void nearest(int64_t r0, int64_t r1, int worker, int32_t *out) = 0;
 	/*
+	 * Before each pass's nearest calls (single-threaded); last: the run's
+	 * final assignment, after which no counts are taken.
+	 */
+	virtual void begin_pass(bool last) { (void) last; }
+	/*
 	 * Counts of the passes since the last call (single-threaded, between
 	 * passes); moved: the rows whose label the last pass changed (-1: not
 	 * known).

@@ -580,6 +580,7 @@ CpuDevice::iterate(IterStats *st, double *centroids, int64_t *sizes)
 	keep_dists_ = dists_valid_;
 	all_stale_ = std::find(stale_.begin(), stale_.begin() + k_, 0) == stale_.begin() + k_;
 	dists_valid_ = false;
+	method_->begin_pass(false);
 	assign_pass(labels_.data(), nullptr, sizes, &inertia, &moved,
 				!worker_sums_ ? PassSums::NONE : all ? PassSums::ALL : PassSums::MOVED, true);
 	clock.mark(ITER_PASS);
@@ -612,6 +613,7 @@ CpuDevice::assign(int32_t *labels, double *dist2, int64_t *sizes, double *inerti
 {
 	int64_t		moved;
 	std::copy(labels_.begin(), labels_.end(), labels);
+	method_->begin_pass(true);
 	assign_pass(labels, dist2, sizes, inertia, &moved);
 }
 

@@ -37,6 +37,7 @@ pass(pgkm::CpuAssign &m, int64_t n, pgkm::AssignCounts *counts)
 {
 	std::vector<int32_t> out(n, -1);
 	const int64_t chunk = 64;
+	m.begin_pass(false);
 	for (int64_t r0 = 0, ch = 0; r0 < n; r0 += chunk, ch++)
 		m.nearest(r0, std::min(n, r0 + chunk), (int) (ch % 2), out.data() + r0);
 	*counts = m.take_counts(-1);
@@ -461,10 +462,14 @@ struct AutoRun
 		: d(d_), k(k_), x(wu_hong_blobs(rows, d_, k_, s2, seed)), n((int64_t) x.size() / d_),
 		  pool(2, nullptr, nullptr), m(make_method(PGKM_METHOD_AUTO, x, d_, k_, &pool)) {}
 
-	/* One pass with centroids c, every label checked, then its counts with moved rows said to have moved. */
-	pgkm::AssignCounts pass(const std::vector<double> &c, int64_t moved, const char *what)
+	/*
+	 * One pass with centroids c, every label checked, then its counts with
+	 * moved rows said to have moved; last: the run's final assignment.
+	 */
+	pgkm::AssignCounts pass(const std::vector<double> &c, int64_t moved, const char *what, bool last = false)
 	{
 		m->set_centroids(c.data(), k);
+		m->begin_pass(last);
 		std::vector<int32_t> out(n, -1);
 		for (int64_t r0 = 0, ch = 0; r0 < n; r0 += 256, ch++)
 			m->nearest(r0, std::min(n, r0 + 256), (int) (ch % 2), out.data() + r0);
@@ -505,6 +510,16 @@ TEST(AutoAssign, PlainDensePrunedByMovedRowsAndCounts)
 	}
 	a = run(1, "settling");
 	EXPECT_EQ(a.distances, -1);
+	{
+		AutoRun		last_run(6000, 16, 40, 0.01, 31);
+		for (int64_t moved : {n, n / 10, (int64_t) 0})
+			last_run.pass(c, moved, "before");
+		for (int p = 0; p < 17; p++)
+			last_run.pass(c, n / 100, "before");
+		last_run.pass(c, 1, "settling");
+		a = last_run.pass(c, 0, "the run's final assignment", true);
+		EXPECT_EQ(a.distances, -1) << "a try is not started by the final assignment";
+	}
 	a = run(0, "settled");
 	EXPECT_EQ(a.method, PGKM_METHOD_LLOYD);
 	EXPECT_EQ(a.distances, n * k) << "a dense pass once rows settle";
