@@ -130,9 +130,9 @@ pgkm_internal_set_auto_try_budget(double share)
  * run's time and VETO_GRACE Lloyd passes (early in a run the budget is
  * small and a try's dense passes cost more than that: at 16 threads Wu &
  * Hong's k = 256, sigma^2 = 0.05 lost its late pruned passes, 3x faster
- * than Lloyd's, to a veto at pass 14), no new try starts until that is so
- * no longer, and a try under way ends at its next pruned pass slower than
- * Lloyd's. Until then a try is judged by its counts: its first pruned
+ * than Lloyd's, to a veto at pass 14), no new try starts until that
+ * holds the last try's loss as well, and a try under way ends at its next
+ * pruned pass slower than Lloyd's. Until then a try is judged by its counts: its first pruned
  * passes may be slower than Lloyd's and the later ones several times faster
  * (Wu & Hong's k = 256, sigma^2 = 0.05), which no verdict from the last
  * pass alone can see.
@@ -220,9 +220,15 @@ private:
 	}
 	/*
 	 * The clock's veto: the bounded passes so far took more seconds than
-	 * Lloyd's would have, beyond the budget and VETO_GRACE Lloyd passes.
+	 * Lloyd's would have, beyond the budget and VETO_GRACE Lloyd passes
+	 * (with_try: with what the last try lost on top, so that a new try
+	 * starts only where the budget holds a whole one).
 	 */
-	bool		vetoed() const { return excess_s_ > budget_ * total_s_ + VETO_GRACE * lloyd_seconds(); }
+	bool		vetoed(bool with_try = false) const
+	{
+		const double next = with_try ? std::max(try_loss_s_, 0.0) : 0.0;
+		return excess_s_ + next > budget_ * total_s_ + VETO_GRACE * lloyd_seconds();
+	}
 
 	std::unique_ptr<CpuAssign> lloyd_;
 	/*
@@ -252,6 +258,8 @@ private:
 	int64_t		passes_ = 0;
 	double		total_s_ = 0;	/* seconds since the method was made (the first pass's: all before it) */
 	double		excess_s_ = 0;	/* seconds of bounded passes beyond Lloyd's (negative: saved) */
+	double		try_start_s_ = 0;	/* excess_s_ when the try under way started */
+	double		try_loss_s_ = 0;	/* what the last try added to excess_s_ */
 	double		lloyd_s_[3] = {0, 0, 0};	/* the last Lloyd passes' seconds, newest first */
 	int			lloyd_count_ = 0;
 };
@@ -260,6 +268,10 @@ void
 AutoAssign::next_pass(Pass p)
 {
 	const bool	other = (p == Pass::PLAIN) != (pass_ == Pass::PLAIN);
+	if (p != Pass::PLAIN && pass_ == Pass::PLAIN)
+		try_start_s_ = excess_s_;
+	if (p == Pass::PLAIN && pass_ != Pass::PLAIN)
+		try_loss_s_ = excess_s_ - try_start_s_;
 	if (p != Pass::PLAIN && !bounded_)
 	{
 		spent_ += (double) n_ * CREATE_ROW;
@@ -319,7 +331,7 @@ AutoAssign::take_counts(int64_t moved)
 			lloyd_count_++;
 		}
 		const bool	settling = !bounded_ && moved > 0 && moved < FIRST_TRY_MOVED * n;
-		if (!many_moved && moved != 0 && lloyd_count_ >= LLOYD_SAMPLES && !vetoed() &&
+		if (!many_moved && moved != 0 && lloyd_count_ >= LLOYD_SAMPLES && !vetoed(true) &&
 			(try_fits(budget_) || (settling && try_fits(FIRST_TRY_BUDGET))))
 			try_next_ = true;		/* made (and its state) only if another iteration comes */
 		return c;
