@@ -9,10 +9,10 @@
 #include "reference.h"
 
 #include "bounded_assign.h"
-#include "internal_hooks.h"
 #include "cpu_assign.h"
 #include "exact_bounds.h"
 #include "float_kernels.h"
+#include "internal_hooks.h"
 #include "thread_pool.h"
 
 #include <algorithm>
@@ -436,16 +436,6 @@ TEST(ExactBounds, FloatRoundingIsOutward)
 	}
 }
 
-/*
- * 'auto' on the CPU pass by pass, driven through take_counts's moved rows:
- * Lloyd's own passes (counted as -1, every distance) while many rows move,
- * none tried at convergence (moved 0) nor while the try budget is short
- * and rows still move; the first try once rows settle (under 0.5 %) and
- * its price (1.4 Lloyd passes at k = 40) is within a tenth of the run: a
- * dense pass, a sampled one, pruned passes once the sample says they pay,
- * and Lloyd's own again after a pruned pass that lost; every label exact.
- * Passes are priced from their counts (in Lloyd distances), not timed.
- */
 /* CPU 'auto' priced from counts while it lives (the same choices on any machine). */
 struct CountedAutoPasses
 {
@@ -489,6 +479,17 @@ struct AutoRun
 	std::unique_ptr<pgkm::CpuAssign> m;
 };
 
+/*
+ * 'auto' on the CPU pass by pass, driven through take_counts's moved rows:
+ * Lloyd's own passes (counted as -1, every distance) while many rows move,
+ * none tried at convergence (moved 0) nor while the try budget is short
+ * and rows still move; the first try once rows settle (under 0.5 %) and
+ * its price (1.4 Lloyd passes at k = 40) is within a tenth of the run: a
+ * dense pass, a sampled one, pruned passes once the sample says they pay,
+ * and Lloyd's own again after a pruned pass that lost; no try started by
+ * the run's final assignment; every label exact. Passes are priced from
+ * their counts (in Lloyd distances), not timed.
+ */
 TEST(AutoAssign, PlainDensePrunedByMovedRowsAndCounts)
 {
 	CountedAutoPasses counted;
