@@ -9,8 +9,19 @@
 #include "pgkm_engine.h"
 
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <vector>
+
+/* The method whose SQL name is name ("lloyd", "auto", ...), -1 if none. */
+inline int32_t
+method_by_name(const char *name)
+{
+	for (int32_t m = 0; m < 16; m++)
+		if (pgkm_method_name(m) && std::strcmp(name, pgkm_method_name(m)) == 0)
+			return m;
+	return -1;
+}
 
 /* count values of T from a binary file into v. */
 template <typename T>

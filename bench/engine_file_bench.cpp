@@ -17,6 +17,7 @@
  * of the labels and what ran (method_used).
  */
 #include "bench_run.h"
+#include "blobs.h"
 #include "internal_hooks.h"
 #include "pgkm_engine.h"
 
@@ -30,23 +31,7 @@ static int32_t
 bench_method()
 {
 	const char *name = getenv("PGKM_BENCH_METHOD");
-	if (!name || !*name)
-		return PGKM_METHOD_LLOYD;
-	for (int32_t m = 0; m < 16; m++)
-		if (pgkm_method_name(m) && strcmp(name, pgkm_method_name(m)) == 0)
-			return m;
-	return -1;
-}
-
-/* FNV-1a of the labels: equal hashes, equal labels. */
-static uint64_t
-labels_hash(const int32_t *labels, int64_t n)
-{
-	uint64_t	h = 1469598103934665603ULL;
-	const unsigned char *p = reinterpret_cast<const unsigned char *>(labels);
-	for (int64_t i = 0; i < n * (int64_t) sizeof(int32_t); i++)
-		h = (h ^ p[i]) * 1099511628211ULL;
-	return h;
+	return !name || !*name ? PGKM_METHOD_LLOYD : method_by_name(name);
 }
 
 int
@@ -109,7 +94,7 @@ main(int argc, char **argv)
 		   "\"method_used\": \"%s\"}\n",
 		   stamps.back() - stamps[stamps.size() - 2], r.elapsed_s, r.iterations, r.inertia,
 		   r.converged, r.k, seen > 0 ? (double) rechecked / seen : 0.0,
-		   (unsigned long long) labels_hash(r.labels, n), r.method_used);
+		   (unsigned long long) pgkm_test::fnv1a(r.labels, (size_t) n * sizeof(int32_t)), r.method_used);
 	if (argc > 10)
 	{
 		FILE	   *f = fopen(argv[10], "wb");

@@ -18,6 +18,7 @@
  * iteration's wall time, computed fraction and method go to stderr.
  * Built by bench/CMakeLists.txt (cmake -DPGKM_BUILD_BENCH=ON).
  */
+#include "bench_run.h"
 #include "blobs.h"
 #include "pgkm_engine.h"
 
@@ -38,11 +39,13 @@ seconds(const timeval &t)
 static int32_t
 method_of(const std::string &name)
 {
-	for (int32_t m = 0; m < 16; m++)
-		if (pgkm_method_name(m) && name == pgkm_method_name(m))
-			return m;
-	fprintf(stderr, "unknown method %s\n", name.c_str());
-	exit(2);
+	const int32_t m = method_by_name(name.c_str());
+	if (m < 0)
+	{
+		fprintf(stderr, "unknown method %s\n", name.c_str());
+		exit(2);
+	}
+	return m;
 }
 
 static void

@@ -132,12 +132,12 @@ pgkm_internal_set_auto_try_budget(double share)
  * Hong's k = 256, sigma^2 = 0.05 lost its late pruned passes, 3x faster
  * than Lloyd's, to a veto at pass 14), no new try starts until that
  * holds the last try's loss as well, and a try under way ends at its next
- * pruned pass slower than Lloyd's. Until then a try is judged by its counts: its first pruned
- * passes may be slower than Lloyd's and the later ones several times faster
- * (Wu & Hong's k = 256, sigma^2 = 0.05), which no verdict from the last
- * pass alone can see.
- * Lloyd passes timed before the first try: LLOYD_SAMPLES (the run's first
- * pass, warming up, is not one).
+ * pruned pass slower than Lloyd's. Until then a try is judged by its
+ * counts: its first pruned passes may be slower than Lloyd's and the later
+ * ones several times faster (Wu & Hong's k = 256, sigma^2 = 0.05), which
+ * no verdict from the last pass alone can see. Lloyd passes timed before
+ * the first try: LLOYD_SAMPLES (the run's first pass, warming up, is not
+ * one).
  */
 static constexpr int LLOYD_SAMPLES = 2;
 static constexpr double VETO_GRACE = 3.0;
