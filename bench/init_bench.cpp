@@ -112,6 +112,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "unknown init %s\n", init);
 		return 2;
 	}
+	if (getenv("PGKM_BENCH_KPP_STEPS"))
+		pgkm_internal_set_kpp_step_choice(atoi(getenv("PGKM_BENCH_KPP_STEPS")));
 	std::vector<double> stamps;
 	pgkm_result r;
 	pgkm_run   *h = bench_run_to_end(x.data(), n, d, o, stamps, &r);
@@ -128,6 +130,7 @@ main(int argc, char **argv)
 	pgkm_internal_kpp_steps(&grouped_steps, &undecided_steps);
 	printf(", \"kpp_grouped_steps\": %lld, \"kpp_undecided_steps\": %lld", (long long) grouped_steps,
 		   (long long) undecided_steps);
+	printf(", \"kpp_serial_steps\": %lld", (long long) pgkm_internal_kpp_serial_steps());
 	printf(", \"iterations\": %d, \"inertia\": %.17g, \"k\": %d}\n", r.iterations, r.inertia, r.k);
 	const size_t kd = (size_t) r.k * d;
 	if ((argc > 10 && !write_doubles(argv[10], r.initial_centroids, kd)) ||

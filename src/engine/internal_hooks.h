@@ -44,6 +44,12 @@ int64_t		pgkm_internal_set_kpp_near_room(int64_t pairs);
 /* k-means++ steps evaluated over groups, and those of them whose pick the row-order pass made, since the last call. */
 void		pgkm_internal_kpp_steps(int64_t *grouped, int64_t *undecided);
 
+/* k-means++ steps on the pool or the calling thread: 0 timed (default), 1 pool, 2 calling thread (benchmarks). */
+int32_t		pgkm_internal_set_kpp_step_choice(int32_t choice);
+
+/* k-means++ steps run on the calling thread since the last call. */
+int64_t		pgkm_internal_kpp_serial_steps(void);
+
 /*
  * Nanoseconds that greedy k-means++'s steps spent per phase since the last
  * call (for benchmarks): draw, candidate-center distances, plan, grouped

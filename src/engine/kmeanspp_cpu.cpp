@@ -119,6 +119,22 @@ pgkm_internal_kpp_steps(int64_t *grouped, int64_t *undecided)
 	*undecided = kpp_undecided_steps.exchange(0);
 }
 
+/* How the steps choose between the pool and the calling thread (SerialOrPool::Choice), and those that took the latter. */
+static std::atomic<int32_t> kpp_step_choice {SerialOrPool::CLOCK};
+static std::atomic<int64_t> kpp_serial_steps {0};
+
+extern "C" int32_t
+pgkm_internal_set_kpp_step_choice(int32_t choice)
+{
+	return kpp_step_choice.exchange(choice);
+}
+
+extern "C" int64_t
+pgkm_internal_kpp_serial_steps(void)
+{
+	return kpp_serial_steps.exchange(0);
+}
+
 /* Time per step phase (internal_hooks.h). */
 static PhaseTotals<PGKM_KPP_PHASES> kpp_phases;
 
@@ -304,7 +320,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 		groups.reset(new KppGroups(x, n, d, k, weights, pool));
 		groups->start(closest.data(), owner.data());
 	}
-	SerialOrPool steps(pool);
+	SerialOrPool steps(pool, (SerialOrPool::Choice) kpp_step_choice.load(std::memory_order_relaxed));
 	PhaseClock<PGKM_KPP_PHASES> clock(kpp_phases);
 	while (found < k && pot > 0)
 	{
@@ -425,6 +441,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 		pot = total();
 		found++;
 	}
+	kpp_serial_steps.fetch_add(steps.serial_steps(), std::memory_order_relaxed);
 	if (potential)
 		*potential = pot;
 	return found;

@@ -225,10 +225,22 @@ exact_rows(const float *x, int32_t d, const int32_t *rows, int64_t cnt, const fl
 	}
 }
 
+/*
+ * Each worker's statistics of the row-order update: k values, then 16 unused
+ * (64 bytes of floats, 128 of int64), so that no two workers' values share a
+ * cache line wherever the array starts; every row of the update writes one.
+ */
+static int64_t
+worker_stride(int32_t k)
+{
+	return ((int64_t) k + 15) / 16 * 16 + 16;
+}
+
 KppGroups::KppGroups(const float *x, int64_t n, int32_t d, int32_t k, const double *weights,
 					 ThreadPool *pool)
 	: x_(x), n_(n), d_(d), weights_(weights), pool_(pool), nw_(pool->size()), members_(k),
-	  size_(k, 0), gmax_(k, 0.0f), stride_(k), wmax_((size_t) nw_ * k), wsize_((size_t) nw_ * k),
+	  size_(k, 0), gmax_(k, 0.0f), stride_(worker_stride(k)), wmax_((size_t) nw_ * stride_),
+	  wsize_((size_t) nw_ * stride_),
 	  reached_((k + REACH_BLOCK - 1) / REACH_BLOCK),
 	  share_(nw_), room_((size_t) kpp_near_room.load(std::memory_order_relaxed))
 {

@@ -139,7 +139,7 @@ private:
 	std::vector<int64_t> size_;	/* rows per group */
 	std::vector<float> gmax_;	/* an upper bound of the group's D^2 */
 	int32_t		ngroups_ = 0;
-	int64_t		stride_;		/* k: per-worker statistics of the row-order update */
+	int64_t		stride_;		/* per-worker statistics of the row-order update: worker_stride(k) */
 	std::vector<float> wmax_;
 	std::vector<int64_t> wsize_;
 	/* per block: reach()'s groups and their candidates (a mask), and their rows */

@@ -28,7 +28,11 @@ public:
 	static constexpr int PROBE = 4;
 	static constexpr int EPOCH = 64;
 
-	explicit SerialOrPool(ThreadPool *pool) : pool_(pool->size() > 1 ? pool : nullptr) {}
+	/* CLOCK: probe and time (the default); POOL, SERIAL: every step that way (benchmarks). */
+	enum Choice { CLOCK, POOL, SERIAL };
+
+	explicit SerialOrPool(ThreadPool *pool, Choice choice = CLOCK)
+		: pool_(pool->size() > 1 ? pool : nullptr), choice_(choice) {}
 	~SerialOrPool()
 	{
 		if (pool_)
@@ -56,8 +60,13 @@ private:
 	typedef std::chrono::steady_clock Clock;
 
 	/* probes in the order pool, serial, serial, pool (repeated), then the faster */
-	bool		probing() const { return pos_ < 2 * PROBE; }
-	bool		serial_now() const { return probing() ? ((pos_ + 1) & 2) != 0 : serial_; }
+	bool		probing() const { return choice_ == CLOCK && pos_ < 2 * PROBE; }
+	bool		serial_now() const
+	{
+		if (choice_ != CLOCK)
+			return choice_ == SERIAL;
+		return probing() ? ((pos_ + 1) & 2) != 0 : serial_;
+	}
 	void		begin()
 	{
 		if (!pool_)
@@ -84,6 +93,7 @@ private:
 	}
 
 	ThreadPool *pool_;
+	Choice		choice_;
 	int			pos_ = 0;		/* in the cycle: 2 PROBE probes, then EPOCH steps of the faster */
 	double		t_pool_ = 0, t_serial_ = 0;
 	bool		serial_ = false;
