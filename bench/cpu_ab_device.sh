@@ -7,8 +7,10 @@
 #   here:     bash bench/cpu_ab_device.sh pack REV   # .tmp/ab/before.tar.gz: git archive of REV
 #   GPU host: [THREADS="16 4"] [ROUNDS=2] [PYTHON=python3] bash bench/cpu_ab_device.sh run
 #             (carry .gpuhost and .tmp/ab; the working tree is "after")
-#   GPU host: [THREADS="16 1"] [SHAPES="n,d,k ..."] bash bench/cpu_ab_device.sh phases
-#             (this tree only: greedy k-means++'s time per step phase, init_bench's kpp_phase_ms)
+#   GPU host: [THREADS="16 1"] [SHAPES="n,d,k ..."] [ROUNDS=1] [STEPS="0 1 2"] bash bench/cpu_ab_device.sh phases
+#             (this tree, and the before tree when packed: greedy k-means++'s time per step phase,
+#             init_bench's kpp_phase_ms, with its steps timed (0), on the pool (1) or on the calling
+#             thread (2): pgkm_internal_set_kpp_step_choice; thread count 0 = the default)
 #   GPU host: [THREADS="1 2 4 8 16"] [SHAPES="n,d,k ..."] [ROUNDS=2] bash bench/cpu_ab_device.sh iters
 #             (this tree, and the before tree when packed: Lloyd's iteration time per phase
 #             (assignment pass, update, rest), init_bench's iter_phase_ms)
@@ -76,17 +78,34 @@ bounded_to_convergence() {
 }
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 if [ "$1" = phases ]; then
-  build "$ROOT"
+  builds=after
+  if [ -f .tmp/ab/before.tar.gz ]; then
+    unpack_before
+    build_both
+    builds="before after"
+  else
+    build "$ROOT"
+  fi
   write_data	# then init_bench alone, its JSON cut to the init's numbers
   data=/tmp/pgkm-cpu-libs-bench
-  echo "threads shape init_s kpp_phase_ms(draw, center distances, plan, grouped, row pass, take, sums, update) grouped_steps undecided_steps"
+  echo "build threads shape init step_choice init_s median_iter_ms kpp_phase_ms(draw, center distances, plan, grouped, row pass, take, sums, update) grouped_steps undecided_steps serial_steps"
   for t in ${THREADS:-16 1}; do
     for sh in ${SHAPES:-1000000,2,8 1000000,16,64 200000,128,256 100000,768,100 245760,32,32 245760,32,1024}; do
       sh=${sh//,/ }
       set -- $sh
-      for init in random pp pp; do
-        "$ROOT/build-cpuab/bench/init_bench" "$data/n$1_d$2.f32" "$1" "$2" "$3" "$t" 1 $init 0 |
-          "${PYTHON:-python3}" -c "import json, sys; o = json.load(sys.stdin); print($t, '$1x$2,k=$3', '$init', o['init_s'], o['kpp_phase_ms'], o['kpp_grouped_steps'], o['kpp_undecided_steps'])"
+      for r in $(seq "${ROUNDS:-1}"); do
+        for choice in ${STEPS:-0}; do
+          for b in $builds; do
+            dir=$ROOT; [ $b = before ] && dir=$BEFORE_SRC
+            for init in random pp; do
+              PGKM_BENCH_KPP_STEPS=$choice "$dir/build-cpuab/bench/init_bench" "$data/n$1_d$2.f32" "$1" "$2" "$3" "$t" 10 $init 0 |
+                "${PYTHON:-python3}" -c "
+import json, sys
+o = json.load(sys.stdin); it = sorted(o['iter_s'])
+print('$b', $t, '$1x$2,k=$3', '$init', $choice, o['init_s'], round(it[len(it) // 2] * 1e3, 3), o['kpp_phase_ms'], o['kpp_grouped_steps'], o['kpp_undecided_steps'], o.get('kpp_serial_steps'))"
+            done
+          done
+        done
       done
     done
   done
