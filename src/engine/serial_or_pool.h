@@ -5,19 +5,18 @@
  * microseconds per parallel_for, more on a loaded or virtual machine, and a
  * step of the sampled k-means++ can be as short (245,760 x 32, k = 1024 on
  * the 2-core box: 0.27 s for 1,023 steps at 1 thread, 0.45 s at 2). Which
- * is faster depends on the machine and the step, so both are timed: PROBE
- * steps each way, then the faster for EPOCH steps, then timed again. The
- * probes go pool, serial, serial, pool, ...: k-means++'s steps get cheaper
- * as centers are added (more rows skipped), and all pool probes first
- * would time the pool on the dearest steps. The results are the same
- * either way (any chunk may run on any worker).
+ * is faster depends on the machine and the step, so PROBE steps run on the
+ * pool, timed against their estimate on the calling thread alone
+ * (ThreadPool::CallTimes: the calling thread's own time per chunk), then the
+ * faster way runs EPOCH steps, then the pool is timed again. Serial steps
+ * are not probed: on an idle many-core machine they cost 10x a pool step,
+ * and k-means++ at k = 32 has 31 steps. The results are the same either
+ * way (any chunk may run on any worker).
  */
 #ifndef PGKM_SERIAL_OR_POOL_H
 #define PGKM_SERIAL_OR_POOL_H
 
 #include "thread_pool.h"
-
-#include <chrono>
 
 namespace pgkm
 {
@@ -36,7 +35,10 @@ public:
 	~SerialOrPool()
 	{
 		if (pool_)
+		{
 			pool_->set_inline(false);
+			pool_->set_timing(nullptr);
+		}
 	}
 	SerialOrPool(const SerialOrPool &) = delete;
 	SerialOrPool &operator=(const SerialOrPool &) = delete;
@@ -57,48 +59,44 @@ public:
 	int64_t		serial_steps() const { return serial_steps_; }
 
 private:
-	typedef std::chrono::steady_clock Clock;
-
-	/* probes in the order pool, serial, serial, pool (repeated), then the faster */
-	bool		probing() const { return choice_ == CLOCK && pos_ < 2 * PROBE; }
+	bool		probing() const { return choice_ == CLOCK && pos_ < PROBE; }
 	bool		serial_now() const
 	{
 		if (choice_ != CLOCK)
 			return choice_ == SERIAL;
-		return probing() ? ((pos_ + 1) & 2) != 0 : serial_;
+		return !probing() && serial_;
 	}
 	void		begin()
 	{
 		if (!pool_)
 			return;
 		pool_->set_inline(serial_now());
-		t0_ = Clock::now();
+		pool_->set_timing(probing() ? &times_ : nullptr);
 	}
 	void		end()
 	{
 		if (!pool_)
 			return;
-		const double s = std::chrono::duration<double>(Clock::now() - t0_).count();
 		serial_steps_ += serial_now();
-		if (probing())
-			(serial_now() ? t_serial_ : t_pool_) += s;
-		if (++pos_ == 2 * PROBE)
-			serial_ = t_serial_ < t_pool_;
-		if (pos_ == 2 * PROBE + EPOCH)
+		pool_->set_inline(false);
+		pool_->set_timing(nullptr);
+		if (choice_ != CLOCK)
+			return;
+		if (++pos_ == PROBE)
+			serial_ = times_.wall_s > times_.alone_s;
+		if (pos_ == PROBE + EPOCH)
 		{
 			pos_ = 0;
-			t_pool_ = t_serial_ = 0;
+			times_ = ThreadPool::CallTimes();
 		}
-		pool_->set_inline(false);
 	}
 
 	ThreadPool *pool_;
 	Choice		choice_;
-	int			pos_ = 0;		/* in the cycle: 2 PROBE probes, then EPOCH steps of the faster */
-	double		t_pool_ = 0, t_serial_ = 0;
+	int			pos_ = 0;		/* in the cycle: PROBE timed pool steps, then EPOCH steps of the faster */
+	ThreadPool::CallTimes times_;
 	bool		serial_ = false;
 	int64_t		serial_steps_ = 0;
-	Clock::time_point t0_;
 };
 
 }							/* namespace pgkm */

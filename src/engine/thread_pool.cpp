@@ -140,7 +140,15 @@ ThreadPool::run_chunks(int worker)
 			return;
 		try
 		{
-			(*body_) (c, worker);
+			if (worker == 0 && times_)
+			{
+				const auto	t0 = std::chrono::steady_clock::now();
+				(*body_) (c, worker);
+				own_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+				own_chunks_++;
+			}
+			else
+				(*body_) (c, worker);
 		}
 		catch (const Interrupted &)
 		{
@@ -244,6 +252,9 @@ ThreadPool::parallel_for(int64_t nchunks, const std::function<void(int64_t, int)
 		throw Interrupted();
 	if (nchunks <= 0)
 		return;
+	const auto	start = times_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+	own_s_ = 0;
+	own_chunks_ = 0;
 	body_ = &body;
 	nchunks_ = nchunks;
 	next_.store(0);
@@ -264,6 +275,12 @@ ThreadPool::parallel_for(int64_t nchunks, const std::function<void(int64_t, int)
 	if (helpers > 0)
 		await_helpers();
 	body_ = nullptr;
+	if (times_)
+	{
+		const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+		times_->wall_s += wall;
+		times_->alone_s += own_chunks_ > 0 ? own_s_ / own_chunks_ * nchunks : wall;
+	}
 	if (error_)
 		std::rethrow_exception(error_);
 	if (interrupted_.load() || poll_interrupt(true))

@@ -62,6 +62,21 @@ public:
 	 */
 	void		set_inline(bool on) { inline_ = on; }
 
+	/*
+	 * What calls cost against the calling thread alone, summed while set
+	 * (serial_or_pool.h): their wall time, and an estimate of their time on
+	 * the calling thread alone, its own mean time per chunk times the
+	 * chunks (a call whose chunks it took none of counts its wall time).
+	 * The caller's chunks are not delayed by waking the workers, so a pool
+	 * slow to start or pre-empted shows as wall time above the estimate.
+	 */
+	struct CallTimes
+	{
+		double		wall_s = 0;
+		double		alone_s = 0;
+	};
+	void		set_timing(CallTimes *times) { times_ = times; }
+
 	/* How long an idle worker (and the caller awaiting helpers) spins before sleeping. */
 	static constexpr std::chrono::microseconds SPIN_TIME {200};
 
@@ -77,6 +92,9 @@ private:
 
 	int			nthreads_;
 	bool		inline_ = false;
+	CallTimes  *times_ = nullptr;
+	double		own_s_ = 0;		/* the calling thread's time in chunk bodies this call, while timing */
+	int64_t		own_chunks_ = 0;
 	bool		spin_ = false;
 	pgkm_interrupt_fn interrupt_;
 	void	   *ctx_;
