@@ -58,6 +58,17 @@ build_both() {
   build "$BEFORE_SRC" & build "$ROOT"; wait
   echo "# before = $(cat .tmp/ab/before.rev 2>/dev/null || echo '?'), after = this working tree"
 }
+# this tree, and the before tree when packed; sets builds to the names of those built
+build_packed() {
+  builds=after
+  if [ -f .tmp/ab/before.tar.gz ]; then
+    unpack_before
+    build_both
+    builds="before after"
+  else
+    build "$ROOT"
+  fi
+}
 # init_bench.py writes the data files (/tmp/pgkm-cpu-libs-bench) of its shapes
 write_data() {
   "${PYTHON:-python3}" bench/init_bench.py --threads 1 --seeds 0 --iters 1 --no-sklearn --inits random \
@@ -78,14 +89,7 @@ bounded_to_convergence() {
 }
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 if [ "$1" = phases ]; then
-  builds=after
-  if [ -f .tmp/ab/before.tar.gz ]; then
-    unpack_before
-    build_both
-    builds="before after"
-  else
-    build "$ROOT"
-  fi
+  build_packed
   write_data	# then init_bench alone, its JSON cut to the init's numbers
   data=/tmp/pgkm-cpu-libs-bench
   echo "build threads shape init step_choice init_s median_iter_ms kpp_phase_ms(draw, center distances, plan, grouped, row pass, take, sums, update) grouped_steps undecided_steps serial_steps"
@@ -117,14 +121,7 @@ if [ "$1" = sweep ]; then
     --set "${SWEEP_SET:-full}" --exe "$ROOT/build-cpuab/bench/engine_file_bench"
 fi
 if [ "$1" = iters ]; then
-  builds=after
-  if [ -f .tmp/ab/before.tar.gz ]; then
-    unpack_before
-    build_both
-    builds="before after"
-  else
-    build "$ROOT"
-  fi
+  build_packed
   write_data
   data=/tmp/pgkm-cpu-libs-bench
   echo "build threads shape round median_ms_per_it phase_ms_per_it(assign pass, update, rest)"
