@@ -106,7 +106,7 @@ typedef struct pgkm_options
 	uint64_t	seed;
 	int32_t		method;			/* pgkm_method */
 	int32_t		device;			/* pgkm_device */
-	int32_t		n_threads;		/* CPU threads; 0 = all cores */
+	int32_t		n_threads;		/* CPU threads; 0 = every core the process may use */
 	int32_t		deterministic;	/* GPU: fixed-order reductions (default 1) */
 	const char *gpu_plugin_path;	/* full path of pg_kmeans_cuda.so, or NULL */
 	int64_t		gpu_memory_limit;	/* bytes; 0 = whatever the device allows */

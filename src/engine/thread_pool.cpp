@@ -290,10 +290,7 @@ ThreadPool::parallel_for(int64_t nchunks, const std::function<void(int64_t, int)
 int
 resolve_threads(int32_t n_threads)
 {
-	if (n_threads > 0)
-		return n_threads;
-	unsigned	hc = std::thread::hardware_concurrency();
-	return hc == 0 ? 1 : (int) hc;
+	return n_threads > 0 ? n_threads : usable_cores();
 }
 
 }							/* namespace pgkm */

@@ -120,7 +120,10 @@ private:
 	std::chrono::steady_clock::time_point last_poll_;
 };
 
-/* Threads for n_threads (0 = all cores, at least 1). */
+/*
+ * Threads for n_threads: 0 = the cores this process may run on (its
+ * affinity mask, as a container's cpuset sets it; not the machine's count).
+ */
 int			resolve_threads(int32_t n_threads);
 
 }							/* namespace pgkm */

@@ -124,3 +124,30 @@ TEST(ThreadPool, NoSpinningWithMoreThreadsThanCores)
 	ThreadPool	two(2, nullptr, nullptr);
 	EXPECT_EQ(two.spins(), cores >= 2);
 }
+
+/* Thread count 0 means the cores the affinity mask allows (a cpuset's), not the machine's. */
+TEST(ThreadPool, DefaultThreadsAreTheUsableCores)
+{
+	cpu_set_t	set;
+	ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+	EXPECT_EQ(pgkm::resolve_threads(0), CPU_COUNT(&set));
+	EXPECT_EQ(pgkm::resolve_threads(3), 3);
+	if (CPU_COUNT(&set) < 2)
+		GTEST_SKIP() << "one usable core: no narrower mask to set";
+	/* a mask of one core, on this thread only, as a cpuset would set it for the process */
+	std::thread probe([] {
+		cpu_set_t	one;
+		CPU_ZERO(&one);
+		cpu_set_t	all;
+		sched_getaffinity(0, sizeof(all), &all);
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &all))
+			{
+				CPU_SET(c, &one);
+				break;
+			}
+		ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+		EXPECT_EQ(pgkm::resolve_threads(0), 1);
+	});
+	probe.join();
+}
