@@ -44,6 +44,9 @@ int64_t		pgkm_internal_set_kpp_near_room(int64_t pairs);
 /* k-means++ steps evaluated over groups, and those of them whose pick the row-order pass made, since the last call. */
 void		pgkm_internal_kpp_steps(int64_t *grouped, int64_t *undecided);
 
+/* Worker `worker` of the next pool sleeps `microseconds` once before it takes part in a call (a helper that comes late). */
+void		pgkm_internal_pool_late_start(int worker, int64_t microseconds);
+
 /* k-means++ steps on the pool or the calling thread: 0 timed (default), 1 pool, 2 calling thread (benchmarks). */
 int32_t		pgkm_internal_set_kpp_step_choice(int32_t choice);
 

@@ -125,35 +125,65 @@ ThreadPool::checkpoint(int worker)
 		throw Interrupted();
 }
 
-/* Grabs chunks until none are left or a stop was requested; records the first error. */
-void
-ThreadPool::run_chunks(int worker)
+/* Claim word: the call's number above the next chunk's index (CLAIM_INDEX_BITS bits). */
+static constexpr int CLAIM_INDEX_BITS = 36;
+static constexpr uint64_t CLAIM_INDEX = ((uint64_t) 1 << CLAIM_INDEX_BITS) - 1;
+
+/* A worker that sleeps this long once before it takes part in a call (tests: a helper that comes late). */
+static std::atomic<int> late_worker {0};
+static std::atomic<int64_t> late_us {0};
+
+extern "C" void
+pgkm_internal_pool_late_start(int worker, int64_t microseconds)
 {
+	late_worker.store(worker);
+	late_us.store(microseconds);
+}
+
+/*
+ * Claims chunks of the call until none are left, the call is over (a late
+ * helper) or a stop was requested; records the first error. Every claimed
+ * chunk counts in done_ when it ends, however it ends.
+ */
+void
+ThreadPool::run_chunks(int worker, uint64_t call)
+{
+	const uint64_t tag = call << CLAIM_INDEX_BITS;
+	const CallSlot &slot = slots_[call & 1];
 	for (;;)
 	{
 		if (stop_.load(std::memory_order_relaxed))
 			return;
 		if (worker == 0 && poll_interrupt(false))
 			return;
-		int64_t		c = next_.fetch_add(1, std::memory_order_relaxed);
-		if (c >= nchunks_)
+		uint64_t	v = claim_.load(std::memory_order_acquire);
+		if ((v & ~CLAIM_INDEX) != tag)
 			return;
+		const int64_t c = (int64_t) (v & CLAIM_INDEX);
+		const int64_t nchunks = slot.nchunks.load(std::memory_order_relaxed);
+		if (c >= nchunks)
+			return;
+		/* fails when another thread claimed c, or the call ended and the slot may be another's */
+		if (!claim_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_relaxed))
+			continue;
+		const std::function<void(int64_t, int)> &body = *slot.body.load(std::memory_order_relaxed);
+		bool		failed = false;
 		try
 		{
 			if (worker == 0 && times_)
 			{
 				const auto	t0 = std::chrono::steady_clock::now();
-				(*body_) (c, worker);
+				body(c, worker);
 				own_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 				own_chunks_++;
 			}
 			else
-				(*body_) (c, worker);
+				body(c, worker);
 		}
 		catch (const Interrupted &)
 		{
 			stop_.store(true);
-			return;
+			failed = true;
 		}
 		catch (...)
 		{
@@ -161,8 +191,16 @@ ThreadPool::run_chunks(int worker)
 			if (!error_)
 				error_ = std::current_exception();
 			stop_.store(true);
-			return;
+			failed = true;
 		}
+		if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == nchunks && worker != 0)
+		{
+			/* under the lock, so that a caller about to sleep sees done_ or gets the notice */
+			std::lock_guard<std::mutex> lk(mu_);
+			done_cv_.notify_all();
+		}
+		if (failed)
+			return;
 	}
 }
 
@@ -191,10 +229,9 @@ ThreadPool::await_ticket(uint64_t seen)
 }
 
 /*
- * A worker takes part in the calls whose ticket names it. The caller starts
- * no call before every helper of the last one is done, so a helper never
- * misses its call; a worker that sleeps through calls it has no part in
- * reads the latest ticket alone.
+ * A worker takes part in the calls whose ticket names it, if it comes in
+ * time: it claims chunks of that call only (run_chunks), and a worker that
+ * was late or asleep through calls reads the latest ticket alone.
  */
 void
 ThreadPool::worker_main(int worker)
@@ -204,24 +241,22 @@ ThreadPool::worker_main(int worker)
 	{
 		if (worker > (int) (seen & TICKET_HELPERS))
 			continue;
-		run_chunks(worker);
-		if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1)
-		{
-			/* under the lock, so that a caller about to sleep sees busy_ == 0 or gets the notice */
-			std::lock_guard<std::mutex> lk(mu_);
-			done_cv_.notify_all();
-		}
+		if (late_worker.load(std::memory_order_relaxed) == worker && late_us.load(std::memory_order_relaxed) > 0)
+			std::this_thread::sleep_for(std::chrono::microseconds(late_us.exchange(0)));
+		run_chunks(worker, seen >> 16);
 	}
 }
 
-/* The caller, its own chunks done: spin, then sleep until the helpers are, answering interrupts. */
+/* The caller, its own chunks done: spin, then sleep until the claimed chunks are, answering interrupts. */
 void
-ThreadPool::await_helpers()
+ThreadPool::await_chunks(int64_t claimed)
 {
+	if (done_.load(std::memory_order_acquire) >= claimed)
+		return;
 	if (spin_)
 	{
 		const auto	until = std::chrono::steady_clock::now() + SPIN_TIME;
-		for (uint32_t i = 1; busy_.load(std::memory_order_acquire) > 0; i++)
+		for (uint32_t i = 1; done_.load(std::memory_order_acquire) < claimed; i++)
 		{
 			if (i % 64 == 0)
 			{
@@ -233,10 +268,10 @@ ThreadPool::await_helpers()
 		}
 	}
 	std::unique_lock<std::mutex> lk(mu_);
-	while (busy_.load(std::memory_order_acquire) > 0)
+	while (done_.load(std::memory_order_acquire) < claimed)
 	{
 		done_cv_.wait_for(lk, POLL_INTERVAL);
-		if (busy_.load(std::memory_order_acquire) > 0)
+		if (done_.load(std::memory_order_acquire) < claimed)
 		{
 			lk.unlock();
 			poll_interrupt(false);
@@ -255,26 +290,31 @@ ThreadPool::parallel_for(int64_t nchunks, const std::function<void(int64_t, int)
 	const auto	start = times_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
 	own_s_ = 0;
 	own_chunks_ = 0;
-	body_ = &body;
-	nchunks_ = nchunks;
-	next_.store(0);
+	const uint64_t call = ++calls_;
+	CallSlot   &slot = slots_[call & 1];
+	slot.body.store(&body, std::memory_order_relaxed);
+	slot.nchunks.store(nchunks, std::memory_order_relaxed);
+	done_.store(0, std::memory_order_relaxed);
 	stop_.store(false);
 	error_ = nullptr;
+	claim_.store(call << CLAIM_INDEX_BITS, std::memory_order_release);
 	const int	helpers = inline_ ? 0 : (int) std::min<int64_t>(nthreads_ - 1, nchunks - 1);
 	if (helpers > 0)
 	{
-		busy_.store(helpers, std::memory_order_relaxed);
 		{
 			std::lock_guard<std::mutex> lk(mu_);
-			const uint64_t seq = (ticket_.load(std::memory_order_relaxed) >> 16) + 1;
-			ticket_.store(seq << 16 | (uint64_t) helpers, std::memory_order_release);
+			ticket_.store(call << 16 | (uint64_t) helpers, std::memory_order_release);
 		}
 		work_cv_.notify_all();
 	}
-	run_chunks(0);
-	if (helpers > 0)
-		await_helpers();
-	body_ = nullptr;
+	run_chunks(0, call);
+	/* no claims from here on (a stop leaves chunks unclaimed); then the claimed ones end */
+	uint64_t	v = claim_.load(std::memory_order_acquire);
+	while ((int64_t) (v & CLAIM_INDEX) < nchunks &&
+		   !claim_.compare_exchange_weak(v, (v & ~CLAIM_INDEX) | (uint64_t) nchunks, std::memory_order_acq_rel,
+										 std::memory_order_acquire))
+		;
+	await_chunks(std::min<int64_t>((int64_t) (v & CLAIM_INDEX), nchunks));
 	if (times_)
 	{
 		const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -85,10 +85,10 @@ public:
 
 private:
 	void		worker_main(int worker);
-	void		run_chunks(int worker);
+	void		run_chunks(int worker, uint64_t call);
 	bool		poll_interrupt(bool force);
 	uint64_t	await_ticket(uint64_t seen);
-	void		await_helpers();
+	void		await_chunks(int64_t claimed);
 
 	int			nthreads_;
 	bool		inline_ = false;
@@ -103,18 +103,28 @@ private:
 	std::condition_variable work_cv_;
 	std::condition_variable done_cv_;
 	/*
-	 * A call's ticket: its sequence number << 16 | its helpers (workers
-	 * 1..helpers take part), in one word so that a worker reads both at once.
-	 * The words that every thread writes during a call (busy_, next_) have
-	 * cache lines of their own, away from those the idle workers spin on.
+	 * A call's ticket: its number << 16 | its helpers (workers 1..helpers
+	 * take part), in one word so that a worker reads both at once. Chunks
+	 * are claimed from claim_ (the call's number above the next chunk), so a
+	 * helper that comes late, after its call ended, claims nothing; the
+	 * caller waits for the claimed chunks (done_), not for every helper to
+	 * show up. The words that every thread writes during a call (claim_,
+	 * done_) have cache lines of their own, away from those the idle workers
+	 * spin on.
 	 */
 	alignas(64) std::atomic<uint64_t> ticket_ {0};
 	std::atomic<bool> shutdown_ {false};
 	std::atomic<bool> stop_ {false};
-	const std::function<void(int64_t, int)> *body_ = nullptr;
-	int64_t		nchunks_ = 0;
-	alignas(64) std::atomic<int> busy_ {0};	/* helpers of the current call not yet done */
-	alignas(64) std::atomic<int64_t> next_ {0};
+	uint64_t	calls_ = 0;		/* the caller's call number */
+	/* the current and the last call's body and chunks, by call number parity (a late helper may read the last) */
+	struct CallSlot
+	{
+		std::atomic<const std::function<void(int64_t, int)> *> body {nullptr};
+		std::atomic<int64_t> nchunks {0};
+	};
+	CallSlot	slots_[2];
+	alignas(64) std::atomic<uint64_t> claim_ {0};
+	alignas(64) std::atomic<int64_t> done_ {0};	/* chunks of the current call finished (or failed) */
 	alignas(64) std::atomic<bool> interrupted_ {false};
 	std::exception_ptr error_;
 	std::chrono::steady_clock::time_point last_poll_;

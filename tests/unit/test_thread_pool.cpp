@@ -2,10 +2,12 @@
  * test_thread_pool.cpp: the worker pool's hand-off. Thousands of short calls
  * back to back (the pattern of greedy k-means++ and the bounded passes) must
  * run every chunk exactly once, on no more helpers than the call has chunks;
- * errors and interrupts reach the caller and leave the pool usable; and an
- * idle pool sleeps rather than spins.
+ * errors and interrupts reach the caller and leave the pool usable; a
+ * helper that comes late holds no call up; and an idle pool sleeps rather
+ * than spins.
  */
 #include "errors.h"
+#include "internal_hooks.h"
 #include "thread_pool.h"
 
 #include <sched.h>
@@ -150,4 +152,42 @@ TEST(ThreadPool, DefaultThreadsAreTheUsableCores)
 		EXPECT_EQ(pgkm::resolve_threads(0), 1);
 	});
 	probe.join();
+}
+
+/*
+ * A helper that comes late (pre-empted, or slow to wake) holds no call up:
+ * the others take its chunks and the calls go on; when it comes, its call
+ * is over and it claims nothing of it, and it takes part in the next ones.
+ */
+TEST(ThreadPool, ALateHelperHoldsNoCallUp)
+{
+	pgkm_internal_pool_late_start(3, 0);
+	ThreadPool	pool(4, nullptr, nullptr);
+	pool.parallel_for(8, [](int64_t, int) {});	/* every worker started and waiting */
+	pgkm_internal_pool_late_start(3, 400000);	/* worker 3 sleeps 0.4 s before its next call */
+	std::vector<int64_t> hits(64);
+	std::atomic<int> late_chunks {0};
+	const auto	t0 = std::chrono::steady_clock::now();
+	int			calls = 0;
+	while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(200))
+	{
+		std::fill(hits.begin(), hits.end(), 0);
+		pool.parallel_for(64, [&](int64_t c, int w) {
+			hits[c]++;
+			late_chunks += w == 3;
+		});
+		for (int64_t c = 0; c < 64; c++)
+			ASSERT_EQ(hits[c], 1) << "call " << calls << ", chunk " << c;
+		calls++;
+	}
+	EXPECT_GE(calls, 2) << "the calls waited for the sleeping helper";
+	EXPECT_EQ(late_chunks.load(), 0) << "no chunk ran on the helper while it slept";
+	std::this_thread::sleep_for(std::chrono::milliseconds(300));	/* it wakes, finds its call over */
+	std::atomic<int> helped {0};
+	for (int call = 0; call < 200 && helped.load() == 0; call++)
+		pool.parallel_for(8, [&](int64_t, int w) {
+			std::this_thread::sleep_for(std::chrono::microseconds(300));
+			helped += w == 3;
+		});
+	EXPECT_GT(helped.load(), 0) << "the late helper takes part again";
 }
