@@ -1,8 +1,11 @@
 /*
  * thread_pool.h: the engine's persistent worker pool.
  *
- * parallel_for hands out fixed chunks through an atomic counter; the calling
- * thread works too and is the ONLY one that calls the interrupt callback
+ * parallel_for hands out fixed chunks through an atomic counter tagged with
+ * the call, and returns once every claimed chunk is done: a helper that
+ * comes late (pre-empted while it spun, slow to wake) finds its call over
+ * and claims nothing, so no call waits for a thread that has no chunk. The
+ * calling thread works too and is the ONLY one that calls the interrupt callback
  * (PostgreSQL's interrupt flags are backend-local). Workers only read the
  * atomic stop flag. Results never depend on which thread ran a chunk, so
  * callers get thread-count-independent output as long as they reduce
