@@ -14,6 +14,8 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <stdexcept>
+
 namespace pgkm
 {
 
@@ -287,6 +289,8 @@ ThreadPool::parallel_for(int64_t nchunks, const std::function<void(int64_t, int)
 		throw Interrupted();
 	if (nchunks <= 0)
 		return;
+	if (nchunks > (int64_t) CLAIM_INDEX)
+		throw std::length_error("parallel_for: more chunks than the claim word counts");
 	const auto	start = times_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
 	own_s_ = 0;
 	own_chunks_ = 0;
