@@ -12,6 +12,7 @@
 #include "init.h"
 #include "internal_hooks.h"
 #include "rng.h"
+#include "row_array.h"
 #include "thread_pool.h"
 
 #include <algorithm>
@@ -55,11 +56,28 @@ kmeanspp_sampled_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t s
 	std::vector<int64_t> rows(ns);
 	SplitMix64	rng(seed ^ KPP_SAMPLE_STREAM);
 	kpp_strata_rows(n, ns, rng, rows.data());
-	std::vector<float> xs((size_t) ns * d);
-	constexpr int64_t block = 4096;
+	/*
+	 * The gather: rows about n / ns apart, each a cache miss the hardware
+	 * prefetcher does not foresee, so each row's lines are asked for
+	 * AHEAD rows before its copy, in blocks small enough for every thread.
+	 * The copy writes every value (no zero fill first).
+	 */
+	RowArray<float> xs;
+	xs.resize((size_t) ns * d);
+	constexpr int64_t block = 512, AHEAD = 16;
+	const size_t row_bytes = sizeof(float) * d;
 	pool->parallel_for((ns + block - 1) / block, [&](int64_t b, int) {
-		for (int64_t i = b * block; i < std::min(ns, (b + 1) * block); i++)
-			memcpy(&xs[(size_t) i * d], x + rows[i] * d, sizeof(float) * d);
+		const int64_t i0 = b * block, i1 = std::min(ns, i0 + block);
+		for (int64_t i = i0; i < i1; i++)
+		{
+			if (i + AHEAD < i1)
+			{
+				const char *ahead = (const char *) (x + rows[i + AHEAD] * d);
+				for (size_t off = 0; off < row_bytes; off += 64)
+					__builtin_prefetch(ahead + off);
+			}
+			memcpy(&xs[(size_t) i * d], x + rows[i] * d, row_bytes);
+		}
 	});
 	/* centers are sample rows, so rows of x; the potential is over the sample only, so not reported */
 	const int32_t found = kmeanspp_cpu(xs.data(), ns, d, k, seed, pool, centers, nullptr, nullptr);
