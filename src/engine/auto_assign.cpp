@@ -352,7 +352,7 @@ AutoAssign::take_counts(int64_t moved)
 		c.method = PGKM_METHOD_LLOYD;
 		if (many_moved)
 			next_pass(Pass::PLAIN);
-		else if (tested > 0 && n * open * (price_.opened + k * price_.dist) < n * (k + DENSE_ROW))
+		else if (tested > 0 && n * open * (price_.opened + k * price_.dist) < price)
 			next_pass(Pass::PRUNED);
 		else if (tested > 0 && fair_sample && spent_ > budget_ * work_)
 			next_pass(Pass::PLAIN);
