@@ -5,8 +5,8 @@
  * the call, and returns once every claimed chunk is done: a helper that
  * comes late (pre-empted while it spun, slow to wake) finds its call over
  * and claims nothing, so no call waits for a thread that has no chunk. The
- * calling thread works too and is the ONLY one that calls the interrupt callback
- * (PostgreSQL's interrupt flags are backend-local). Workers only read the
+ * calling thread works too and is the ONLY one that calls the interrupt
+ * callback (PostgreSQL's interrupt flags are backend-local). Workers only read the
  * atomic stop flag. Results never depend on which thread ran a chunk, so
  * callers get thread-count-independent output as long as they reduce
  * per-chunk results in chunk order.
@@ -80,7 +80,7 @@ public:
 	};
 	void		set_timing(CallTimes *times) { times_ = times; }
 
-	/* How long an idle worker (and the caller awaiting helpers) spins before sleeping. */
+	/* How long an idle worker (and the caller awaiting the claimed chunks) spins before sleeping. */
 	static constexpr std::chrono::microseconds SPIN_TIME {200};
 
 	/* Whether workers spin (false when the pool has more threads than usable cores). */
