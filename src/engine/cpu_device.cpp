@@ -144,7 +144,8 @@ public:
 			}
 		chunk_inertia_.assign(nchunks_, 0.0);
 		sizes_stride_ = (k + 15) / 16 * 16 + 16;	/* 128-byte lines apart, whatever the alignment */
-		worker_sizes_.assign((size_t) pool->size() * BANKS * sizes_stride_, 0);
+		worker_size_deltas_.assign((size_t) pool->size() * sizes_stride_, 0);
+		label_sizes_.assign(k, 0);
 		worker_moved_.assign((size_t) pool->size() * 16, 0);
 		worker_nearest_.resize(pool->size());
 		worker_dist_.resize(pool->size());
@@ -208,7 +209,15 @@ private:
 	const bool	worker_sums_;	/* the pass adds rows into the workers' sums (worker_sums_fit) */
 	RowArray<uint64_t> worker_sums_delta_;	/* worker w's k x d from w * kmax_ * d_; zero between passes */
 	std::vector<double> chunk_inertia_;
-	std::vector<int64_t> worker_sizes_;	/* worker w's BANKS banks from w * BANKS * sizes_stride_ */
+	/*
+	 * The sizes come from the moved rows: label_sizes_[c] counts the rows
+	 * of labels_ labelled c, and a pass adds each worker's changes, worker
+	 * w's from w * sizes_stride_, to it; rows that keep their label cost
+	 * no count. (A pass that stops midway leaves them apart, but it ends
+	 * the run: pgkm_run takes no step after a failed one.)
+	 */
+	std::vector<int64_t> label_sizes_;
+	std::vector<int64_t> worker_size_deltas_;
 	int64_t		sizes_stride_;	/* kmax_ padded: workers' counts never share a cache line */
 	std::vector<int64_t> worker_moved_;
 	std::vector<std::vector<int32_t>> worker_nearest_;	/* a chunk's labels */
@@ -318,10 +327,11 @@ banked_sum(const double *dist, int64_t m)
 }
 
 /*
- * One chunk: the method's labels; per row the moved rows, the clusters a
- * row joined or left, the sizes (counted in BANKS banks by row: no chain
- * through memory) and, when the pass may keep last pass's distances, the
- * rows whose label or centroid changed; then each row's exact fp64 distance
+ * One chunk: the method's labels; the moved rows, the clusters they joined
+ * or left and the changes of the sizes (blocks of rows that kept their
+ * labels are passed over at one compare each) and, when the pass may keep
+ * last pass's distances, the rows whose label or centroid changed; then
+ * each row's exact fp64 distance
  * (row_distance.h), kept or computed, and the chunk's inertia (banked_sum);
  * then the rows that add tells of go into the worker's centroid sums, while
  * they are still in cache.
@@ -331,7 +341,7 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, PassS
 						bool reuse)
 {
 	const int32_t d = d_;
-	int64_t    *sizes = worker_sizes_.data() + (size_t) w * BANKS * sizes_stride_;
+	int64_t    *size_delta = worker_size_deltas_.data() + (size_t) w * sizes_stride_;
 	const int64_t r0 = ch * chunk_rows_, r1 = std::min(n_, r0 + chunk_rows_);
 	const int64_t m = r1 - r0;
 	std::vector<int32_t> &nearest = worker_nearest_[w];
@@ -362,8 +372,8 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, PassS
 		moved_rows = worker_moved_rows_[w].data();
 		moved_from = worker_moved_from_[w].data();
 	}
-	/* a change of label is rare after the first passes: one test per row */
-	const auto	row = [&](int64_t i, int b) {
+	/* a change of label is rare after the first passes */
+	const auto	row = [&](int64_t i) {
 		const int32_t bi = best[i];
 		if (keep)
 		{
@@ -378,22 +388,39 @@ CpuDevice::assign_chunk(int64_t ch, int w, int32_t *labels, double *dist2, PassS
 				moved_from[mv] = lab[i];
 			}
 			mv++;
+			const bool	had = (uint32_t) lab[i] < (uint32_t) kmax_;	/* -1: no label yet */
+			if (had)
+				size_delta[lab[i]]--;
+			size_delta[bi]++;
 			if (reuse)
 			{
-				if ((uint32_t) lab[i] < (uint32_t) kmax_)
+				if (had)
 					dirty[lab[i]] = 1;
 				dirty[bi] = 1;
 			}
 			lab[i] = bi;
 		}
-		sizes[(size_t) b * sizes_stride_ + bi]++;
 	};
+	constexpr int64_t SCAN = 16;
 	int64_t		i = 0;
-	for (; i + BANKS <= m; i += BANKS)
-		for (int b = 0; b < BANKS; b++)
-			row(i + b, b);
-	for (int b = 0; i < m; i++, b++)
-		row(i, b);
+	if (!keep)
+		for (; i + SCAN <= m; i += SCAN)
+		{
+			typedef int32_t v4i __attribute__((vector_size(16)));
+			v4i			changed = {};
+			for (int64_t r = 0; r < SCAN; r += 4)
+			{
+				v4i			was, now;
+				memcpy(&was, lab + i + r, sizeof(was));
+				memcpy(&now, best + i + r, sizeof(now));
+				changed |= was ^ now;
+			}
+			if (changed[0] | changed[1] | changed[2] | changed[3])
+				for (int64_t r = 0; r < SCAN; r++)
+					row(i + r);
+		}
+	for (; i < m; i++)
+		row(i);
 	/* gathering most of a chunk costs more than computing it whole (same bits either way) */
 	if (keep && cnt * 2 <= m)
 		listed_distances(r0, w, ids.data(), cnt, best, dist);
@@ -415,7 +442,8 @@ CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *i
 					   int64_t *moved, PassSums add, bool reuse)
 {
 	const int32_t k = k_;
-	std::fill(worker_sizes_.begin(), worker_sizes_.end(), 0);
+	const bool	own = labels == labels_.data();	/* else a copy of labels_ (assign) */
+	std::fill(worker_size_deltas_.begin(), worker_size_deltas_.end(), 0);
 	std::fill(worker_moved_.begin(), worker_moved_.end(), 0);
 	pool_->parallel_for(nchunks_, [&](int64_t ch, int w) {
 		assign_chunk(ch, w, labels, dist2, add, reuse);
@@ -429,12 +457,15 @@ CpuDevice::assign_pass(int32_t *labels, double *dist2, int64_t *sizes, double *i
 		mv += worker_moved_[(size_t) w * 16];
 	*moved = mv;
 	counts_ = method_->take_counts(mv);
-	for (int32_t c = 0; c < k; c++)
+	for (int32_t c = 0; c < kmax_; c++)
 	{
-		int64_t		s = 0;
-		for (int64_t wb = 0; wb < (int64_t) pool_->size() * BANKS; wb++)
-			s += worker_sizes_[(size_t) wb * sizes_stride_ + c];
-		sizes[c] = s;
+		int64_t		s = label_sizes_[c];
+		for (int w = 0; w < pool_->size(); w++)
+			s += worker_size_deltas_[(size_t) w * sizes_stride_ + c];
+		if (own)
+			label_sizes_[c] = s;
+		if (c < k)
+			sizes[c] = s;
 	}
 }
 
