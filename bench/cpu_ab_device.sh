@@ -92,7 +92,7 @@ if [ "$1" = phases ]; then
   build_packed
   write_data	# then init_bench alone, its JSON cut to the init's numbers
   data=/tmp/pgkm-cpu-libs-bench
-  echo "build threads shape init step_choice init_s median_iter_ms kpp_phase_ms(draw, center distances, plan, grouped, row pass, take, sums, update) grouped_steps undecided_steps serial_steps"
+  echo "build threads shape init step_choice init_s median_iter_ms kpp_phase_ms(draw, center distances, plan, grouped, row pass, take, sums, update, sample, start) grouped_steps undecided_steps serial_steps"
   for t in ${THREADS:-16 1}; do
     for sh in ${SHAPES:-1000000,2,8 1000000,16,64 200000,128,256 100000,768,100 245760,32,32 245760,32,1024}; do
       sh=${sh//,/ }

@@ -9,6 +9,9 @@
 #ifndef PGKM_INIT_H
 #define PGKM_INIT_H
 
+#include "internal_hooks.h"
+#include "phase_clock.h"
+
 #include <cstdint>
 
 namespace pgkm
@@ -49,6 +52,14 @@ constexpr int64_t KPP_SAMPLE_MIN = 16384;
 /* Rows of k-means++'s sample of n rows for k centers (pgkm_internal_set_kpp_sample may change the rule). */
 int64_t		kpp_sample_size(int64_t n, int32_t k);
 
+
+/* k-means++'s phases (pgkm_internal_kpp_phase_ns), and their process-wide totals. */
+enum KppPhase
+{
+	KPP_DRAW, KPP_CENTER_DISTANCES, KPP_PLAN, KPP_GROUPED, KPP_ROW_PASS, KPP_TAKE, KPP_SUMS,
+	KPP_UPDATE, KPP_SAMPLE, KPP_START
+};
+extern PhaseTotals<PGKM_KPP_PHASES> kpp_phase_totals;
 
 /* k-means||'s default rounds and oversampling factor l / k (pgkm_internal_set_kmeans_parallel). */
 constexpr int KPAR_ROUNDS = 4;

@@ -54,12 +54,14 @@ int32_t		pgkm_internal_set_kpp_step_choice(int32_t choice);
 int64_t		pgkm_internal_kpp_serial_steps(void);
 
 /*
- * Nanoseconds that greedy k-means++'s steps spent per phase since the last
- * call (for benchmarks): draw, candidate-center distances, plan, grouped
+ * Nanoseconds that greedy k-means++ spent per phase since the last call (for
+ * benchmarks): its steps' draw, candidate-center distances, plan, grouped
  * evaluation, row-order pass, winner taken and regrouped, chunk sums, row
- * update. Fills PGKM_KPP_PHASES values.
+ * update; then, outside the steps, drawing and gathering the sample, and
+ * the start (buffers, the first center's pass, the groups). Fills
+ * PGKM_KPP_PHASES values (init.h's KppPhase).
  */
-#define PGKM_KPP_PHASES 8
+#define PGKM_KPP_PHASES 10
 void		pgkm_internal_kpp_phase_ns(int64_t *ns);
 
 /*

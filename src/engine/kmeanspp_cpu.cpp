@@ -135,24 +135,13 @@ pgkm_internal_kpp_serial_steps(void)
 	return kpp_serial_steps.exchange(0);
 }
 
-/* Time per step phase (internal_hooks.h). */
-static PhaseTotals<PGKM_KPP_PHASES> kpp_phases;
+PhaseTotals<PGKM_KPP_PHASES> kpp_phase_totals;
 
 extern "C" void
 pgkm_internal_kpp_phase_ns(int64_t *ns)
 {
-	kpp_phases.take(ns);
+	kpp_phase_totals.take(ns);
 }
-
-namespace
-{
-
-enum KppPhase
-{
-	KPP_DRAW, KPP_CENTER_DISTANCES, KPP_PLAN, KPP_GROUPED, KPP_ROW_PASS, KPP_TAKE, KPP_SUMS, KPP_UPDATE
-};
-
-}							/* namespace */
 
 /*
  * Greedy k-means++ as scikit-learn does it: first center uniform, then per
@@ -178,6 +167,7 @@ int32_t
 kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, ThreadPool *pool,
 			 double *centroids, double *potential, const double *weights)
 {
+	PhaseClock<PGKM_KPP_PHASES> clock(kpp_phase_totals);
 	/* a row's weight multiplies its D^2 in every sum (1: the same doubles as unweighted) */
 	auto		wt = [weights](int64_t i) { return weights ? weights[i] : 1.0; };
 	const int64_t nchunks = (n + KPP_CHUNK - 1) / KPP_CHUNK;
@@ -321,7 +311,7 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 		groups->start(closest.data(), owner.data());
 	}
 	SerialOrPool steps(pool, (SerialOrPool::Choice) kpp_step_choice.load(std::memory_order_relaxed));
-	PhaseClock<PGKM_KPP_PHASES> clock(kpp_phases);
+	clock.mark(KPP_START);
 	while (found < k && pot > 0)
 	{
 		SerialOrPool::Step step(steps);

@@ -53,6 +53,7 @@ kmeanspp_sampled_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t s
 	const int64_t ns = kpp_sample_size(n, k);
 	if (ns >= n)
 		return kmeanspp_cpu(x, n, d, k, seed, pool, centers, potential, nullptr);
+	PhaseClock<PGKM_KPP_PHASES> clock(kpp_phase_totals);
 	std::vector<int64_t> rows(ns);
 	SplitMix64	rng(seed ^ KPP_SAMPLE_STREAM);
 	kpp_strata_rows(n, ns, rng, rows.data());
@@ -79,6 +80,7 @@ kmeanspp_sampled_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t s
 			memcpy(&xs[(size_t) i * d], x + rows[i] * d, row_bytes);
 		}
 	});
+	clock.mark(KPP_SAMPLE);
 	/* centers are sample rows, so rows of x; the potential is over the sample only, so not reported */
 	const int32_t found = kmeanspp_cpu(xs.data(), ns, d, k, seed, pool, centers, nullptr, nullptr);
 	if (potential)
