@@ -9,6 +9,7 @@
 #include "per_worker.h"
 #include "phase_clock.h"
 #include "rng.h"
+#include "row_array.h"
 #include "serial_or_pool.h"
 #include "simd.h"
 #include "thread_pool.h"
@@ -175,8 +176,11 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 	const int32_t tp = (trials + 7) / 8 * 8;	/* candidate lanes */
 	const int	nw = pool->size();
 	SplitMix64	rng(seed);
-	std::vector<float> closest(n);
-	std::vector<int32_t> owner(n);	/* index of the closest center */
+	/* per row, unwritten: the first center's pass writes every row's (row_array.h) */
+	RowArray<float> closest;
+	RowArray<int32_t> owner;	/* index of the closest center */
+	closest.resize(n);
+	owner.resize(n);
 	std::vector<double> csum(nchunks);
 	std::vector<double> tpart((size_t) nchunks * trials);
 	std::vector<float> cand((size_t) trials * d), ct((size_t) d * tp, 0.0f);
@@ -207,7 +211,8 @@ kmeanspp_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t seed, Thr
 	 * recomputation; otherwise (small d) they are recomputed. Shape only.
 	 */
 	const bool	keep_trials = tp <= d;
-	std::vector<float> tdist(keep_trials ? (size_t) n * tp : 0);
+	RowArray<float> tdist;	/* every row's lanes written by the first pass too */
+	tdist.resize(keep_trials ? (size_t) n * tp : 0);
 	PerWorker<std::vector<int32_t>> wlist(nw);
 	PerWorker<std::vector<float>> wdist(nw);
 

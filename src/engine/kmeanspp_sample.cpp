@@ -54,14 +54,13 @@ kmeanspp_sampled_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t s
 	if (ns >= n)
 		return kmeanspp_cpu(x, n, d, k, seed, pool, centers, potential, nullptr);
 	PhaseClock<PGKM_KPP_PHASES> clock(kpp_phase_totals);
-	std::vector<int64_t> rows(ns);
-	SplitMix64	rng(seed ^ KPP_SAMPLE_STREAM);
-	kpp_strata_rows(n, ns, rng, rows.data());
+	const uint64_t stream = seed ^ KPP_SAMPLE_STREAM;
 	/*
-	 * The gather: rows about n / ns apart, each a cache miss the hardware
-	 * prefetcher does not foresee, so each row's lines are asked for
-	 * AHEAD rows before its copy, in blocks small enough for every thread.
-	 * The copy writes every value (no zero fill first).
+	 * The draw (kpp_strata_rows' rows, a block at a time) and the gather:
+	 * rows about n / ns apart, each a cache miss the hardware prefetcher
+	 * does not foresee, so each row's lines are asked for AHEAD rows before
+	 * its copy, in blocks small enough for every thread. The copy writes
+	 * every value (no zero fill first).
 	 */
 	RowArray<float> xs;
 	xs.resize((size_t) ns * d);
@@ -69,15 +68,18 @@ kmeanspp_sampled_cpu(const float *x, int64_t n, int32_t d, int32_t k, uint64_t s
 	const size_t row_bytes = sizeof(float) * d;
 	pool->parallel_for((ns + block - 1) / block, [&](int64_t b, int) {
 		const int64_t i0 = b * block, i1 = std::min(ns, i0 + block);
+		int64_t		rows[block];
+		for (int64_t i = i0; i < i1; i++)
+			rows[i - i0] = kpp_stratum_row(n, ns, stream, i);
 		for (int64_t i = i0; i < i1; i++)
 		{
 			if (i + AHEAD < i1)
 			{
-				const char *ahead = (const char *) (x + rows[i + AHEAD] * d);
+				const char *ahead = (const char *) (x + rows[i + AHEAD - i0] * d);
 				for (size_t off = 0; off < row_bytes; off += 64)
 					__builtin_prefetch(ahead + off);
 			}
-			memcpy(&xs[(size_t) i * d], x + rows[i] * d, row_bytes);
+			memcpy(&xs[(size_t) i * d], x + rows[i - i0] * d, row_bytes);
 		}
 	});
 	clock.mark(KPP_SAMPLE);

@@ -23,11 +23,14 @@ splitmix64_mix(uint64_t z)
 	return z ^ (z >> 31);
 }
 
+/* SplitMix64's step: its i-th value (from 0) is splitmix64_mix(seed + (i + 1) gamma). */
+constexpr uint64_t SPLITMIX64_GAMMA = 0x9E3779B97F4A7C15ULL;
+
 struct SplitMix64
 {
 	uint64_t	state;
 	explicit SplitMix64(uint64_t seed) : state(seed) {}
-	uint64_t	next() { return splitmix64_mix(state += 0x9E3779B97F4A7C15ULL); }
+	uint64_t	next() { return splitmix64_mix(state += SPLITMIX64_GAMMA); }
 	/* uniform in [0, 1) with 53 random bits */
 	double		uniform() { return (double) (next() >> 11) * 0x1.0p-53; }
 	/* uniform integer in [0, n), n > 0 (multiply-shift; bias < n / 2^64) */
@@ -44,15 +47,26 @@ struct SplitMix64
  */
 constexpr uint64_t KPP_SAMPLE_STREAM = 0x5851f42d4c957f2dULL;
 
+/*
+ * rows[i] of the sample drawn from a stream whose state was `start`, alone
+ * (the stream's i-th value without the ones before), so that blocks of the
+ * sample can be drawn on different threads.
+ */
+inline int64_t
+kpp_stratum_row(int64_t n, int64_t ns, uint64_t start, int64_t i)
+{
+	const int64_t lo = (int64_t) ((unsigned __int128) i * n / ns);
+	const int64_t hi = (int64_t) ((unsigned __int128) (i + 1) * n / ns);
+	const uint64_t v = splitmix64_mix(start + (uint64_t) (i + 1) * SPLITMIX64_GAMMA);
+	return lo + (int64_t) (v % (uint64_t) (hi - lo));
+}
+
 inline void
 kpp_strata_rows(int64_t n, int64_t ns, SplitMix64 &rng, int64_t *rows)
 {
 	for (int64_t i = 0; i < ns; i++)
-	{
-		const int64_t lo = (int64_t) ((unsigned __int128) i * n / ns);
-		const int64_t hi = (int64_t) ((unsigned __int128) (i + 1) * n / ns);
-		rows[i] = lo + (int64_t) (rng.next() % (uint64_t) (hi - lo));
-	}
+		rows[i] = kpp_stratum_row(n, ns, rng.state, i);
+	rng.state += (uint64_t) ns * SPLITMIX64_GAMMA;
 }
 
 /* Seed of run r among n_init: decorrelated from neighbouring seeds and runs. */

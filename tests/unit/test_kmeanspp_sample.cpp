@@ -76,7 +76,15 @@ TEST(KmeansppSample, RowsAreTheStrataRule)
 			pgkm::kpp_strata_rows(n, ns, rng, rows.data());
 			EXPECT_EQ(rows, strata_reference(n, ns, seed)) << "n " << n << " seed " << seed;
 			for (int64_t i = 0; i < ns; i++)
+			{
 				ASSERT_TRUE(rows[i] >= i * n / ns && rows[i] < (i + 1) * n / ns) << "row " << i;
+				/* drawn alone, as the CPU device's gather draws a block */
+				ASSERT_EQ(pgkm::kpp_stratum_row(n, ns, seed ^ pgkm::KPP_SAMPLE_STREAM, i), rows[i]) << "row " << i;
+			}
+			pgkm::SplitMix64 fresh(seed ^ pgkm::KPP_SAMPLE_STREAM);
+			for (int64_t i = 0; i < ns; i++)
+				fresh.next();
+			EXPECT_EQ(rng.state, fresh.state) << "the stream moves on by ns values";
 		}
 }
 
