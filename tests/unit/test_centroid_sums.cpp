@@ -5,7 +5,8 @@
  * of summing afresh, and a CPU device's centroids are the exact means of
  * their rows within the scale's resolution on columns of very different
  * magnitudes, with the same bits whether workers add their own sums or the
- * update splits the clusters.
+ * update splits the clusters; and its sizes, kept from the moved rows,
+ * are the counts of the rows' labels.
  */
 #include "centroid_sums.h"
 #include "blobs.h"
@@ -228,4 +229,77 @@ TEST(CentroidSums, MemoryLimitLeavesOutTheWorkersSumsNotTheRun)
 	EXPECT_EQ(tight.labels, free_run.labels);
 	EXPECT_EQ(tight.centroids, free_run.centroids);	/* bitwise */
 	EXPECT_EQ(tight.iterations, free_run.iterations);
+}
+
+/*
+ * The sizes come from the rows that moved (label_sizes_ plus each pass's
+ * changes): after every pass they are the counts of the fp64 nearest labels
+ * of the centroids the pass used, through passes where few rows move, a
+ * restart from other centroids (as a next n_init run), fewer centroids than
+ * before (as after dropping empty clusters) and the final assignment, which
+ * must not change what the next pass counts from; at d = 3 (the direct
+ * kernel) and d = 12 (the tiled one, with kept row distances), 1 and 3
+ * threads.
+ */
+TEST(CentroidSums, DeviceSizesFollowTheMovedRows)
+{
+	const int64_t n = 6007;
+	for (int32_t d : {3, 12})
+		for (int threads : {1, 3})
+		{
+			SCOPED_TRACE("d " + std::to_string(d) + ", " + std::to_string(threads) + " threads");
+			const int32_t kmax = 7;
+			const std::vector<float> x = pgkm_test::blobs(n, d, kmax, 5);
+			std::vector<double> mean(d, 0.0);
+			std::vector<float> maxabs(d, 0.0f);
+			for (int64_t i = 0; i < n; i++)
+				for (int32_t j = 0; j < d; j++)
+					maxabs[j] = std::max(maxabs[j], std::fabs(x[(size_t) i * d + j]));
+			pgkm::ThreadPool pool(threads, nullptr, nullptr);
+			auto		dev = pgkm::make_cpu_device(x.data(), n, d, kmax, mean.data(), maxabs.data(), &pool);
+			const auto	counts = [&](const std::vector<double> &c, int32_t k) {
+				std::vector<int64_t> count(k, 0);
+				for (int64_t i = 0; i < n; i++)
+					count[pgkm_test::nearest_fp64(&x[(size_t) i * d], c.data(), k, d)]++;
+				return count;
+			};
+			const auto	start = [&](std::initializer_list<int64_t> rows) {
+				std::vector<double> c;
+				for (int64_t r : rows)
+					c.insert(c.end(), x.begin() + r * d, x.begin() + (r + 1) * d);
+				return c;
+			};
+			/* iterate from c (k centroids) for `passes`, checking each pass's sizes */
+			const auto	run = [&](std::vector<double> c, int32_t k, int passes,
+								  const char *what) -> std::vector<double> {
+				dev->set_centroids(c.data(), k);
+				for (int pass = 0; pass < passes; pass++)
+				{
+					const std::vector<int64_t> want = counts(c, k);
+					std::vector<int64_t> sizes(k, -1);
+					pgkm::IterStats st;
+					dev->iterate(&st, c.data(), sizes.data());
+					EXPECT_EQ(sizes, want) << what << ", pass " << pass;
+					if (sizes != want)
+						return c;
+					dev->set_centroids(c.data(), k);
+				}
+				return c;
+			};
+			std::vector<double> c = run(start({0, 1, 2, 3, 4, 5, 6}), kmax, 6, "first run");
+			/* the final assignment: its labels' counts, and the next pass still counts right */
+			std::vector<int32_t> labels(n);
+			std::vector<int64_t> sizes(kmax, -1);
+			double		inertia;
+			dev->assign(labels.data(), nullptr, sizes.data(), &inertia);
+			std::vector<int64_t> from_labels(kmax, 0);
+			for (int32_t l : labels)
+				from_labels[l]++;
+			EXPECT_EQ(sizes, from_labels);
+			EXPECT_EQ(sizes, counts(c, kmax));
+			run(c, kmax, 2, "after the final assignment");
+			run(start({100, 2000, 4000, 5999, 17, 3001, 999}), kmax, 4, "restart");
+			run(start({5, 6, 7}), 3, 3, "three centroids");
+			run(start({8, 9, 10, 11, 12, 13, 14}), kmax, 3, "seven again");
+		}
 }
