@@ -8,12 +8,17 @@
  * an SPI cursor runs SELECT [tableoid, ctid,] <quoted columns> FROM <rel>,
  * so PostgreSQL itself applies privileges and the relation's policies (and
  * reads foreign tables through their wrapper).
+ *
+ * Both read a table's rows in the same order every time (from its first
+ * block: synchronized scans off), because k-means++'s sample and random
+ * init pick rows by position, and the same seed must give the same result.
  */
 #include "scan.h"
 
 extern "C"
 {
 #include "access/table.h"
+#include "utils/guc.h"
 #include "utils/rls.h"
 }
 
@@ -33,6 +38,7 @@ scan_query(PgkmScan *s, Relation rel)
 {
 	StringInfoData q;
 	Portal		portal;
+	int			nestlevel;
 	Oid			relid = RelationGetRelid(rel);
 	bool		with_table = rel->rd_rel->relhassubclass &&
 		(s->need_tids || pgkm_may_select_column(relid, TableOidAttributeNumber));
@@ -56,6 +62,10 @@ scan_query(PgkmScan *s, Relation rel)
 	if (!with_table)
 		pgkm_scan_note_table(s, rel->rd_rel->relhassubclass ? InvalidOid : relid);
 
+	/* heap scans from block 0 (read.cpp's header); reverted below, or by the abort on ERROR */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("synchronize_seqscans", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	portal = SPI_cursor_open_with_args(NULL, q.data, 0, NULL, NULL, NULL, true, 0);
@@ -88,6 +98,7 @@ scan_query(PgkmScan *s, Relation rel)
 	}
 	SPI_cursor_close(portal);
 	SPI_finish();
+	AtEOXact_GUC(true, nestlevel);
 }
 
 /*

@@ -470,7 +470,10 @@ pgkm_scan_note_table(PgkmScan *s, Oid tableoid)
 /*
  * One table of the relation, read directly: a plain sequential scan with
  * the statement's snapshot (privileges were checked on the relation named
- * in the call, as the executor checks them). The requested columns are
+ * in the call, as the executor checks them), from the first block: never
+ * synchronized with other scans of the table, which would start it
+ * mid-table and so change the rows' order, and with it the result of a
+ * seeded init (read.cpp). The requested columns are
  * found by name in this table. Rows are read from the tuple in place when
  * add_row_from_tuple applies, otherwise from the slot's values after one
  * slot_getsomeattrs.
@@ -494,7 +497,7 @@ pgkm_scan_direct(PgkmScan *s, Relation rel)
 
 	slot = table_slot_create(rel, NULL);
 	tuple_path = s->tuple_offsets && slot->tts_ops == &TTSOpsBufferHeapTuple;
-	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	scan = table_beginscan_strat(rel, GetActiveSnapshot(), 0, NULL, true, false);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
 		if (!tuple_path ||
