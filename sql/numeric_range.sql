@@ -137,6 +137,14 @@ CREATE TABLE overflow AS SELECT i, (i % 3) * 1e200 + (i % 5) * 1e198 AS x FROM g
 SELECT * FROM kmeans_centroids('overflow', ARRAY['x'], 3);
 CREATE TABLE overflow2 AS SELECT * FROM (VALUES (1.5e308::float8), (-1.5e308), (-1.5e308), (-1.5e308)) v(x);
 SELECT count(*) FROM kmeans('overflow2', ARRAY['x'], 1);
+-- But a centroid never is: a cluster of the largest doubles is centred on
+-- them, although the float buffer rounds DBL_MAX up.
+CREATE TABLE dbl_max AS SELECT * FROM (VALUES (1.7976931348623157e308::float8), (-1.7976931348623157e308),
+  (5e-324), (0)) v(x);
+SELECT centroid, size, inertia FROM kmeans_centroids('dbl_max', ARRAY['x'], 4) ORDER BY centroid;
+CREATE TABLE dbl_max_and_0 AS SELECT * FROM dbl_max WHERE x = 0 OR x > 1;
+SELECT centroid[1] = 1.7976931348623157e308 AS is_dbl_max, size, inertia
+FROM kmeans_centroids('dbl_max_and_0', ARRAY['x'], 2) ORDER BY centroid;
 
 -- Fewer distinct points than k: the NOTICE says what is true in double
 -- precision and at the engine's single precision (1e6 + 1e-9 and 1e6 are

@@ -127,11 +127,20 @@ results_to_callers_units(const Units &u, int32_t d, bool scaled_distances, doubl
 			v = u.squared(v);
 		inertia = u.squared(inertia);
 	}
+	/*
+	 * A coordinate is a mean of finite doubles (or one of them), so never
+	 * beyond DBL_MAX: one that rounds past it is within the float buffer's
+	 * resolution (2^-24 of the column's spread) of DBL_MAX, and is that.
+	 */
 	for (std::vector<double> *m : coordinates)
 		for (size_t i = 0; i < m->size(); i++)
 		{
-			(*m)[i] = u.coordinate((*m)[i], (int32_t) (i % d));
-			if (!std::isfinite((*m)[i]))
+			const double v = (*m)[i];
+			double		c = u.coordinate(v, (int32_t) (i % d));
+			if (std::isinf(c) && std::isfinite(v))
+				c = std::copysign(DBL_MAX, c);
+			(*m)[i] = c;
+			if (!std::isfinite(c))
 				throw EngineError(PGKM_ERR_RANGE, "a centroid is beyond the range of double precision");
 		}
 	for (int64_t i : first_bad)

@@ -12,6 +12,8 @@
 #include "thread_pool.h"
 #include "units.h"
 
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -125,6 +127,35 @@ TEST(Units, OutputsBeyondDoubleAreRangeErrors)
 	o.scale_log2 = 1070;		/* tiny: results underflow gracefully, never an error */
 	r = run_engine(x, d, o);
 	EXPECT_EQ(r.status, PGKM_DONE) << r.err;
+}
+
+/*
+ * A coordinate that rounds past DBL_MAX is DBL_MAX, not an error: the glue
+ * stores DBL_MAX at scale 2^-1023 as the float 2.0 (DBL_MAX's 53 bits round
+ * up at 24), whose caller's value 2^1024 overflows, but a mean of finite
+ * doubles never exceeds DBL_MAX. Both signs, centroids and initial centroids;
+ * the distances stay 0 and the inertia finite.
+ */
+TEST(Units, CentroidsRoundingPastDoubleAreDoubleMax)
+{
+	const std::vector<float> x = {2.0f, 0.0f, -2.0f, 2.0f};
+	pgkm_options o = cpu_options(3);
+	o.scale_log2 = -1023;
+	EngineResult r = run_engine(x, 1, o);
+	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+	std::vector<double> c = r.centroids, init = r.init;
+	std::sort(c.begin(), c.end());
+	std::sort(init.begin(), init.end());
+	EXPECT_EQ(c, (std::vector<double>{-DBL_MAX, 0.0, DBL_MAX}));
+	EXPECT_EQ(init, c);
+	EXPECT_EQ(r.inertia, 0.0);
+	for (double v : r.dist)
+		EXPECT_EQ(v, 0.0);
+	/* a mean that is truly beyond range cannot come from finite data; distances still can */
+	o.k = 1;
+	r = run_engine(x, 1, o);
+	EXPECT_EQ(r.status, PGKM_ERR_RANGE) << r.err;
+	EXPECT_EQ(r.err.find("a centroid"), std::string::npos) << r.err;
 }
 
 /* The float kernels need max |x| <= 2^60 / sqrt(12 d); beyond, scaled data is asked for. */
