@@ -67,6 +67,12 @@ SELECT sqlstate_of($$SELECT * FROM kmeans('pts', ARRAY['nope'], 2)$$);
 SELECT sqlstate_of($$SELECT * FROM kmeans('pts', ARRAY['label'], 2)$$);
 
 -- Data: vector length, non-finite values, float32 range.
+-- An empty array is refused beside scalar columns too (it would add no feature).
+CREATE TABLE empty_w AS SELECT * FROM pts WHERE y IS NOT NULL ORDER BY id;
+UPDATE empty_w SET w = '{}';
+SELECT * FROM kmeans_centroids('empty_w', ARRAY['x', 'w'], 2);
+SELECT sqlstate_of($$SELECT * FROM kmeans_fit('regress_empty_w', 'empty_w', ARRAY['w', 'y'], 2)$$);
+DROP TABLE empty_w;
 INSERT INTO pts VALUES (5, 1, 1, 'e', '{1,2,3}', '{}', 1);
 SELECT * FROM kmeans('pts', ARRAY['v'], 2);
 SELECT * FROM kmeans('pts', ARRAY['w'], 2);

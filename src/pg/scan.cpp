@@ -240,7 +240,8 @@ add_row(PgkmScan *s, const Datum *vals, const bool *nulls, ItemPointer tid)
 		arrlen = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
 		if (s->d < 0)
 		{
-			if (s->n_scalar + arrlen < 1)
+			/* empty beside scalar columns too: a column that adds no feature is a mistake */
+			if (arrlen < 1)
 			{
 				char		where[NAMEDATALEN + 64];
 
