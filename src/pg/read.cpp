@@ -18,7 +18,6 @@
 extern "C"
 {
 #include "access/table.h"
-#include "utils/guc.h"
 #include "utils/rls.h"
 }
 
