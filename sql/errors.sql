@@ -30,8 +30,11 @@ SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, method => 'kernel', init => 'k-m
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, init => 'k-means+');
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, device => '');
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, device => 'tpu');
--- A long unknown name is echoed cut (at a character boundary).
+-- A long unknown name is echoed cut (at a character boundary): a method, a
+-- column, a model.
 SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 2, method => repeat('é', 40) || repeat('x', 100000));
+SELECT * FROM kmeans('pts', ARRAY['x', repeat('y', 100000)], 2);
+SELECT kmeans_predict(repeat('m', 100000), ARRAY[1, 2]);
 SELECT * FROM kmeans('pts', ARRAY[]::text[], 2);
 SELECT * FROM kmeans('pts', ARRAY['x', NULL], 2);
 SELECT sqlstate_of($$SELECT * FROM kmeans('pts', ARRAY['x', 'y'], 0)$$);

@@ -4,12 +4,8 @@
  */
 #include "args.h"
 #include "budget.h"
+#include "errors.h"
 #include "module.h"
-
-extern "C"
-{
-#include "mb/pg_wchar.h"
-}
 
 #include <cmath>
 
@@ -84,9 +80,6 @@ normalize(const char *given)
 	return out;
 }
 
-/* Bytes of an unknown name echoed in its error (whole characters): a long one is cut, so the log stays short. */
-#define PGKM_ECHO_CHARS 64
-
 /*
  * Look a text argument up in a table and return its entry; an unknown
  * value is an error whose hint lists every canonical name.
@@ -97,8 +90,6 @@ lookup_named(const NamedValue *table, const char *given, const char *what,
 {
 	StringInfoData valid;
 	char	   *spelling = normalize(given);
-	int			len = (int) strlen(given);
-	int			cut = pg_mbcliplen(given, len, PGKM_ECHO_CHARS);
 
 	for (const NamedValue *e = table; e->name; e++)
 		if (strcmp(normalize(e->name), spelling) == 0 ||
@@ -109,7 +100,7 @@ lookup_named(const NamedValue *table, const char *given, const char *what,
 		appendStringInfo(&valid, "%s%s", e == table ? "" : ", ", e->name);
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown %s \"%.*s%s\"", what, cut, given, cut < len ? "..." : ""),
+			 errmsg("unknown %s \"%s\"", what, pgkm_echo_name(given)),
 			 errhint("Valid %s are: %s.", what_plural, valid.data)));
 	return NULL;				/* not reached */
 }

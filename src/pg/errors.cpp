@@ -4,6 +4,11 @@
  */
 #include "errors.h"
 
+extern "C"
+{
+#include "mb/pg_wchar.h"
+}
+
 /* See errors.h: each status with its SQLSTATE, and a hint where one helps. */
 void
 pgkm_report_engine_error(int rc, const char *err)
@@ -62,4 +67,15 @@ pgkm_report_engine_error(int rc, const char *err)
 					 errmsg("internal error in the k-means engine (status %d)", rc),
 					 errdetail("%s", err)));
 	}
+}
+
+#define PGKM_ECHO_BYTES 64
+
+char *
+pgkm_echo_name(const char *given)
+{
+	int			len = (int) strlen(given);
+	int			cut = pg_mbcliplen(given, len, PGKM_ECHO_BYTES);
+
+	return cut < len ? psprintf("%.*s...", cut, given) : pstrdup(given);
 }

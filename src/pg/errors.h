@@ -55,4 +55,11 @@ glue_guard(char *errbuf, size_t errlen, F &&f) noexcept
  */
 extern void pgkm_report_engine_error(int rc, const char *err) pg_attribute_noreturn();
 
+/*
+ * A name the caller gave, as an error message echoes it: its first 64 bytes
+ * (whole characters) and "..." when longer, so that a 100 KB name makes no
+ * 100 KB message. palloc'd.
+ */
+extern char *pgkm_echo_name(const char *given);
+
 #endif							/* PGKM_ERRORS_H */

@@ -15,6 +15,7 @@
  * here may run an operator or function that another role defined.
  */
 #include "model_store.h"
+#include "errors.h"
 
 extern "C"
 {
@@ -134,7 +135,7 @@ pgkm_unknown_model(const char *name)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
-			 errmsg("k-means model \"%s\" does not exist", name),
+			 errmsg("k-means model \"%s\" does not exist", pgkm_echo_name(name)),
 			 errhint("List the models you may use with: SELECT model FROM kmeans_models;")));
 }
 

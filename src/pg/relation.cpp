@@ -10,6 +10,7 @@
  * included, each with its own column numbers.
  */
 #include "scan.h"
+#include "errors.h"
 
 extern "C"
 {
@@ -124,7 +125,7 @@ pgkm_resolve_columns(PgkmScan *s, Relation rel)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("column \"%s\" of relation \"%s\" does not exist",
-							c->name, s->relname)));
+							pgkm_echo_name(c->name), s->relname)));
 		c->kind = column_kind(s->relname, c->name, get_atttype(relid, c->attnum));
 		if (c->kind == PGKM_COL_FLOAT4_ARRAY || c->kind == PGKM_COL_FLOAT8_ARRAY)
 		{
