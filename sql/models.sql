@@ -35,6 +35,9 @@ SELECT p, kmeans_predict('regress_m', p) = kmeans_predict('regress_m', ARRAY[0, 
 FROM (VALUES (ARRAY[-5, -5]::float8[]), (ARRAY[4, 4]), (ARRAY[6, 6]), (ARRAY[100, 100])) v(p);
 SELECT kmeans_predict('regress_m', ARRAY[1, NULL]::float8[]) IS NULL AS null_feature;
 SELECT kmeans_predict('regress_m', NULL) IS NULL AS null_array;
+-- But a wrong length is an error, NULLs or not.
+SELECT kmeans_predict('regress_m', ARRAY[1, NULL, 3]::float8[]);
+SELECT kmeans_predict('regress_m', ARRAY[NULL]::float8[]);
 
 -- The model is read once per statement, not once per row (reading it scans
 -- the store a few times, depending on the plan).
@@ -52,6 +55,12 @@ SELECT kmeans_predict('regress_m', ARRAY[[1, 2]]::float8[]);
 SELECT kmeans_predict('no_such_model', ARRAY[1, 2]::float8[]);
 SELECT * FROM kmeans_model_centroids('no_such_model');
 SELECT * FROM kmeans_fit('', 'm_pts', ARRAY['x', 'y'], 2);
+-- Limits of a stored model, checked before the table is read: the name
+-- (1,024 bytes) and k x d (60 million values; d is at least the columns).
+SELECT model = repeat('n', 1024) AS longest_name FROM kmeans_fit(repeat('n', 1024), 'm_pts', ARRAY['x', 'y'], 2);
+SELECT kmeans_drop_model(repeat('n', 1024));
+SELECT * FROM kmeans_fit(repeat('n', 1025), 'm_pts', ARRAY['x', 'y'], 2);
+SELECT * FROM kmeans_fit('regress_too_big', 'm_pts', ARRAY(SELECT 'x'::text FROM generate_series(1, 60001)), 1000);
 
 -- Functions that write fail at once in a read-only transaction (so on a hot
 -- standby too): before the scan (which would say "skipped 1 row") and

@@ -33,6 +33,7 @@ typedef struct PgkmArgs
 	double		coef0;
 	int32		degree;
 	int64		max_model_values;	/* > 0: refuse more than this many n x d after the scan */
+	bool		stores_model;	/* kmeans_fit: refuse k x d beyond pgkm_check_model_size */
 } PgkmArgs;
 
 /* Number of arguments of kmeans() before the kernel ones (STRICT behaviour applies to them). */

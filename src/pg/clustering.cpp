@@ -180,6 +180,8 @@ pgkm_cluster(const PgkmArgs *args, bool need_tids)
 				 errdetail("Prediction evaluates the kernel against every training row, so the model keeps them all; it may keep at most %lld values (rows x features).",
 						   (long long) args->max_model_values),
 				 errhint("Fit the model on a sample of the rows (e.g. a view with TABLESAMPLE), or cluster without a model with kmeans() or kmeans_centroids().")));
+	if (args->stores_model)
+		pgkm_check_model_size(args->k, c->data.d);
 	pgkm_check_budget(args, &c->data, need_tids);
 
 	plugin = (char *) MemoryContextAlloc(c->cxt, MAXPGPATH);
@@ -275,4 +277,24 @@ pgkm_clustering_end(PgkmClustering *c)
 {
 	MemoryContextDelete(c->cxt);
 	c->cxt = NULL;
+}
+
+/*
+ * A model row holds its centroids and initial centroids (2 k d doubles) and
+ * a row must stay under PostgreSQL's 1 GB allocation limit: at most this
+ * many values k x d (960 MB of both), beside the row's small columns.
+ */
+#define PGKM_MODEL_MAX_CENTROID_VALUES INT64CONST(60000000)
+
+void
+pgkm_check_model_size(int32 k, int64 d)
+{
+	if ((int64) k * d > PGKM_MODEL_MAX_CENTROID_VALUES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a k-means model of %d centroids x %lld features is too large to store",
+						k, (long long) d),
+				 errdetail("A model keeps its centroids and initial centroids in one row: at most %lld values (centroids x features).",
+						   (long long) PGKM_MODEL_MAX_CENTROID_VALUES),
+				 errhint("Use fewer clusters or features, or cluster without a model with kmeans_centroids().")));
 }

@@ -19,6 +19,12 @@ typedef struct PgkmClustering
 } PgkmClustering;
 
 extern PgkmClustering *pgkm_cluster(const PgkmArgs *args, bool need_tids);
+/*
+ * A model of k centroids x d features fits one stored row, or an ERROR
+ * (kmeans_fit calls it before the scan with d = the columns, a lower bound,
+ * and pgkm_cluster after it with the real d, before the engine runs).
+ */
+extern void pgkm_check_model_size(int32 k, int64 d);
 extern void pgkm_clustering_end(PgkmClustering *c);
 extern void pgkm_report_timing(const PgkmClustering *c, int64 rows_out);
 

@@ -8,6 +8,7 @@
 #include "model_store.h"
 #include "arrays.h"
 #include "clustering.h"
+#include "errors.h"
 #include "srf.h"
 
 #include <cmath>
@@ -44,6 +45,9 @@ prevent_write(const char *function)
  * stays in the milliseconds.
  */
 #define PGKM_KERNEL_MODEL_MAX_VALUES 10000000
+
+/* Longest model name: the store's primary key must stay within a btree entry (2,704 bytes). */
+#define PGKM_MODEL_NAME_MAX_BYTES 1024
 
 /*
  * The kernel values of a fit: among the options, the kernel and the
@@ -177,9 +181,16 @@ pgkm_kmeans_fit(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("model name must not be empty")));
+	if (strlen(name) > PGKM_MODEL_NAME_MAX_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("model name is too long (%zu bytes)", strlen(name)),
+				 errdetail("A model name may have at most %d bytes.", PGKM_MODEL_NAME_MAX_BYTES)));
 	pgkm_parse_args(fcinfo, 1, &args);
 	if (args.method == PGKM_METHOD_KERNEL)
 		args.max_model_values = PGKM_KERNEL_MODEL_MAX_VALUES;
+	args.stores_model = true;
+	pgkm_check_model_size(args.k, args.ncols);	/* each column is one feature at least */
 	if (get_call_result_type(fcinfo, NULL, &retdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "kmeans_fit must return a composite type");
 	retdesc = BlessTupleDesc(retdesc);
@@ -330,14 +341,15 @@ pgkm_kmeans_predict(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("features must be a one-dimensional array")));
-	if (array_contains_nulls(feat))
-		PG_RETURN_NULL();
+	/* the length first: a wrong one is an error even where a NULL would give NULL */
 	nfeat = ArrayGetNItems(ARR_NDIM(feat), ARR_DIMS(feat));
 	if (nfeat != cache->m.d)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("features have %d elements, but k-means model \"%s\" has %d",
-						nfeat, cache->name, cache->m.d)));
+						nfeat, pgkm_echo_name(cache->name), cache->m.d)));
+	if (array_contains_nulls(feat))
+		PG_RETURN_NULL();
 	x = (const double *) ARR_DATA_PTR(feat);
 	for (int i = 0; i < nfeat; i++)
 		if (!std::isfinite(x[i]))
