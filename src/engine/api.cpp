@@ -220,6 +220,12 @@ pgkm::cpu_worker_sums(int64_t n, int32_t d, int32_t k, int threads, const pgkm_o
 		bytes_besides_worker_sums(n, d, opt) + (double) threads * k * d * 8 <= (double) opt->memory_limit;
 }
 
+extern "C" int32_t
+pgkm_usable_cores(void)
+{
+	return resolve_threads(0);
+}
+
 extern "C" int64_t
 pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt)
 {

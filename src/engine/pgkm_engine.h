@@ -251,6 +251,9 @@ void		pgkm_run_free(pgkm_run *run);
 /* Bytes the engine will allocate for this shape (data buffer excluded). */
 int64_t		pgkm_estimate_bytes(int64_t n, int32_t d, const pgkm_options *opt);
 
+/* The cores this process may run on (its affinity mask): what n_threads = 0 means. */
+int32_t		pgkm_usable_cores(void);
+
 /*
  * Is a GPU engine usable? Loads the plugin (once per process) and probes the
  * device. Returns 1 and a description, or 0 and the reason, in info.

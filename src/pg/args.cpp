@@ -339,7 +339,8 @@ pgkm_build_options(const PgkmArgs *args, const PgkmData *data, bool need_tids,
 	opt->seed = (uint64_t) args->seed;
 	opt->method = args->method;
 	opt->device = args->device;
-	opt->n_threads = pgkm_guc_threads;
+	/* more threads than cores only wait on each other (and any user may set it) */
+	opt->n_threads = pgkm_guc_threads > 0 ? Min(pgkm_guc_threads, pgkm_usable_cores()) : 0;
 	pgkm_gpu_plugin_path(plugin_path, plugin_len);
 	opt->gpu_plugin_path = plugin_path;
 	opt->gpu_memory_limit = (int64_t) pgkm_guc_gpu_memory_limit_kb * 1024;

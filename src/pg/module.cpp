@@ -27,7 +27,7 @@ void
 _PG_init(void)
 {
 	DefineCustomIntVariable("pg_kmeans.threads",
-							"CPU threads used by one k-means run (0 = every core the server process may use).",
+							"CPU threads used by one k-means run (0 = every core the server process may use; more than those cores count as all of them).",
 							NULL, &pgkm_guc_threads, 0, 0, 1024,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_kmeans.memory_limit",
