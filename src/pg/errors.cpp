@@ -3,6 +3,7 @@
  * guard itself is errors.h's glue_guard.
  */
 #include "errors.h"
+#include "module.h"
 
 extern "C"
 {
@@ -35,11 +36,14 @@ pgkm_report_engine_error(int rc, const char *err)
 						 errmsg("out of GPU memory in the k-means engine"),
 						 errdetail("%s", err),
 						 errhint("Raise pg_kmeans.gpu_memory_limit (0 means what the device has free), or use device => 'cpu'.")));
+			/* the budget refuses a call before it allocates, if one is set */
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),
 					 errmsg("out of memory in the k-means engine"),
-					 errdetail("%s", err),
-					 errhint("Lower pg_kmeans.memory_limit to be refused before allocating, or cluster fewer rows.")));
+					 strcmp(err, "out of memory in the k-means engine") != 0 ? errdetail("%s", err) : 0,
+					 pgkm_guc_memory_limit_kb > 0 ?
+					 errhint("Lower pg_kmeans.memory_limit to be refused before allocating, or cluster fewer rows or clusters.") :
+					 errhint("pg_kmeans.memory_limit is 0 (no limit): a superuser may set it so that calls that cannot fit are refused before they start; or cluster fewer rows or clusters.")));
 			break;
 		case PGKM_ERR_GPU_UNAVAILABLE:
 			ereport(ERROR,
