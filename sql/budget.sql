@@ -55,7 +55,7 @@ INSERT INTO budget_grow SELECT i, i FROM generate_series(11, 100000) i;
 SET pg_kmeans.memory_limit = '500kB';
 SELECT budget_error($$SELECT count(*) FROM kmeans('budget_grow', ARRAY['x', 'y'], 2)$$, false);
 SELECT budget_error($$SELECT count(*) FROM kmeans_centroids('budget_grow', ARRAY['x', 'y'], 2)$$, false);
--- Once the rows fit, the whole call is checked: data and engine.
+-- Once the rows fit, the whole call is checked: data, engine and centroids out.
 SET pg_kmeans.memory_limit = '5MB';
 SELECT budget_error($$SELECT count(*) FROM kmeans_centroids('budget_grow', ARRAY['x', 'y'], 2)$$);
 -- With room for both, the grown buffer holds every row.

@@ -100,7 +100,8 @@ pgkm_check_budget(const PgkmArgs *args, const PgkmData *data, bool need_tids)
 {
 	int64		limit = memory_limit_bytes();
 	int64		held,
-				engine;
+				engine,
+				centroids;
 	char		total_s[32],
 				limit_s[32];
 
@@ -108,16 +109,18 @@ pgkm_check_budget(const PgkmArgs *args, const PgkmData *data, bool need_tids)
 		return;
 	held = pgkm_data_bytes(data->n, data->d, need_tids);
 	engine = engine_bytes(args, data, need_tids);
-	if (held + engine <= limit)
+	/* kmeans_centroids' and kmeans_fit's centroid arrays, and their copy in the rows out */
+	centroids = need_tids ? 0 : 2 * (int64) args->k * data->d * (int64) sizeof(double);
+	if (held + engine + centroids <= limit)
 		return;
-	format_bytes(held + engine, total_s, sizeof(total_s));
+	format_bytes(held + engine + centroids, total_s, sizeof(total_s));
 	format_bytes(limit, limit_s, sizeof(limit_s));
 	ereport(ERROR,
 			(errcode(ERRCODE_OUT_OF_MEMORY),
 			 errmsg("k-means on %lld rows x %d features needs about %s, over pg_kmeans.memory_limit (%s)",
 					(long long) data->n, data->d, total_s, limit_s),
-			 errdetail("Data buffer %lld bytes, engine %lld bytes, limit %lld bytes.",
-					   (long long) held, (long long) engine, (long long) limit),
+			 errdetail("Data buffer %lld bytes, engine %lld bytes, centroids out %lld bytes, limit %lld bytes.",
+					   (long long) held, (long long) engine, (long long) centroids, (long long) limit),
 			 errhint("%s", budget_hint)));
 }
 
