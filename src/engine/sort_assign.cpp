@@ -23,6 +23,10 @@ public:
 			   ThreadPool *pool)
 		: BoundedAssign(PGKM_METHOD_SORT, x, n, d, kmax, mean, pool)
 	{
+		/* the k x (k-1) tables' memory now (untouched): a k too large fails before the init runs */
+		const size_t cells = (size_t) kmax * (size_t) std::max(kmax - 1, 0);
+		rank_.reserve(cells);
+		icd_.reserve(cells);
 	}
 
 protected:
