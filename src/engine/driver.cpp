@@ -15,7 +15,9 @@
  *   - empty cluster after an assignment that ends a step (the
  *     initialisation found fewer than k centroids, or the final assignment
  *     left one empty): moved to a row far from its centroid, then every row
- *     is assigned again (fill_empty_clusters, also counted);
+ *     is assigned again (fill_empty_clusters, also counted); after the
+ *     final assignment the run is then not converged, and iterates on
+ *     while max_iter allows;
  *   - fewer clusters than k only when the data has fewer distinct points:
  *     then every row coincides with a centroid (result.k < k_requested).
  *     No empty cluster is ever returned.
@@ -42,6 +44,34 @@ using namespace pgkm;
 
 /* Relative size of the symmetric perturbation used when splitting a cluster. */
 static constexpr double SPLIT_EPS = 1.0 / 1024.0;
+
+/*
+ * Directions a split tries before it gives a cluster up. A split moves the
+ * two halves by +-delta with a sign per feature; when that direction is
+ * orthogonal to every difference between the cluster's rows (rows on the
+ * line x = y against the alternating signs), every row ties between the
+ * halves, goes to the lower index, and the split separates nothing though
+ * the rows are distinct. So each further try takes other signs; only rows
+ * that no direction separates, identical ones, exhaust them.
+ */
+static constexpr int SPLIT_TRIES = 4;
+
+/* The sign of feature j in split try t: alternating, all +, in pairs, then from a hash. */
+static double
+split_sign(int32_t j, int t)
+{
+	switch (t)
+	{
+		case 0:
+			return j % 2 == 0 ? 1.0 : -1.0;
+		case 1:
+			return 1.0;
+		case 2:
+			return (j / 2) % 2 == 0 ? 1.0 : -1.0;
+		default:
+			return (splitmix64_mix((uint64_t) j * 0x9E3779B97F4A7C15ULL + (uint64_t) t) & 1) ? 1.0 : -1.0;
+	}
+}
 
 pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt,
 				   pgkm_interrupt_fn interrupt, void *interrupt_ctx)
@@ -134,11 +164,12 @@ pgkm_run::choose_device(const char *plugin_path)
 /*
  * FAISS-style repair: each empty cluster takes the centroid of the currently
  * largest cluster; the two are pushed apart by a small relative epsilon in
- * opposite directions (alternating per feature), and the largest cluster's
- * count is assumed split in two. Deterministic; returns the repairs done.
- * A cluster that is empty again right after taking part in a split was
- * split from identical points (fewer distinct points than k): it is given up
- * (left empty, then dropped from the result) instead of split forever.
+ * opposite directions (signs per feature: split_sign), and the largest
+ * cluster's count is assumed split in two. Deterministic; returns the
+ * repairs done. A cluster that is empty again right after taking part in a
+ * split tries the next direction; after SPLIT_TRIES it was split from
+ * identical points (fewer distinct points than k) and is given up (left
+ * empty, then dropped from the result) instead of split forever.
  */
 int32_t
 pgkm_run::repair_empty_clusters()
@@ -152,9 +183,9 @@ pgkm_run::repair_empty_clusters()
 	{
 		if (sz[ci] != 0)
 			continue;
-		if (split_last_[ci])
-			split_futile_[ci] = 1;
-		if (split_futile_[ci])
+		if (split_last_[ci] && split_tries_[ci] < SPLIT_TRIES)
+			split_tries_[ci]++;
+		if (split_tries_[ci] >= SPLIT_TRIES)
 			continue;
 		int32_t		cj = 0;
 		for (int32_t c = 1; c < k; c++)
@@ -167,7 +198,7 @@ pgkm_run::repair_empty_clusters()
 		for (int32_t j = 0; j < d; j++)
 		{
 			double		delta = SPLIT_EPS * (std::fabs(b[j]) + data_scale_);
-			double		sgn = (j % 2 == 0) ? 1.0 : -1.0;
+			double		sgn = split_sign(j, split_tries_[ci]);
 			a[j] = b[j] + sgn * delta;
 			b[j] = b[j] - sgn * delta;
 		}
@@ -338,7 +369,7 @@ pgkm_run::step_init(pgkm_progress *progress)
 	else
 		cur_.init_centers.assign(centers, centers + (size_t) k * d_);
 	split_last_.assign(k, 0);
-	split_futile_.assign(k, 0);
+	split_tries_.assign(k, 0);
 	methods_.start();
 	phase_ = Phase::Iterate;
 	fill_progress(progress, 0, potential, 0);
@@ -397,8 +428,25 @@ void
 pgkm_run::step_final(pgkm_progress *progress)
 {
 	const int32_t d = d_;
+	const int32_t repairs_before = cur_.repairs;
 	const double inertia = fill_empty_clusters();
 	count_pass(progress, cur_.iterations);
+	if (cur_.repairs > repairs_before)
+	{
+		/*
+		 * A centroid moved onto a row: the labels are no longer Lloyd's
+		 * fixed point (the moved centroid took rows from another, whose
+		 * centroid is not their mean now). Not converged; Lloyd's updates
+		 * go on while max_iter allows.
+		 */
+		cur_.converged = false;
+		if (cur_.iterations < opt_.max_iter)
+		{
+			fill_progress(progress, cur_.iterations, inertia, 0);
+			phase_ = Phase::Iterate;
+			return;
+		}
+	}
 	drop_empty_clusters();
 	const int32_t k = cur_.k;
 	cur_.inertia = inertia;

@@ -97,7 +97,7 @@ private:
 	Outcome		cur_;
 	std::vector<double> old_centers_;
 	std::vector<char> split_last_;	/* cluster took part in a split last iteration */
-	std::vector<char> split_futile_;	/* a split of this cluster did not separate points: stop */
+	std::vector<char> split_tries_;	/* splits of this cluster that did not separate points */
 	pgkm::MethodTrail methods_;
 
 	/* method KERNEL: its own step loop, to which step and result defer */

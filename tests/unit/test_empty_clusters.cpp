@@ -9,6 +9,7 @@
 #include "reference.h"
 #include "relocate.h"
 
+#include <cmath>
 #include <random>
 #include <set>
 #include <vector>
@@ -143,4 +144,100 @@ TEST(EmptyClusters, FarthestDistinctRows)
 	/* ties by row index; row 2 repeats row 1's value; -0 equals 0; row 0 is on its centroid */
 	EXPECT_EQ(farthest_distinct_rows(x.data(), 6, 1, dist2.data(), 4), (std::vector<int64_t>{5, 1, 3}));
 	EXPECT_TRUE(farthest_distinct_rows(x.data(), 1, 1, dist2.data(), 3).empty());
+}
+
+namespace
+{
+/* A converged run is Lloyd's fixed point: each centroid the mean of its rows (to the sums' resolution). */
+void
+expect_fixed_point(const std::vector<float> &x, int32_t d, const EngineResult &r)
+{
+	expect_consistent(x, d, r);
+	ASSERT_EQ(r.converged, 1);
+	std::vector<double> sum((size_t) r.k * d, 0.0);
+	std::vector<int64_t> size(r.k, 0);
+	for (size_t i = 0; i < r.labels.size(); i++)
+	{
+		size[r.labels[i]]++;
+		for (int32_t j = 0; j < d; j++)
+			sum[(size_t) r.labels[i] * d + j] += x[i * d + j];
+	}
+	for (int c = 0; c < r.k; c++)
+		for (int32_t j = 0; j < d; j++)
+		{
+			const double mean = sum[(size_t) c * d + j] / (double) size[c];
+			EXPECT_NEAR(r.centroids[(size_t) c * d + j], mean, 1e-9 * (1 + std::fabs(mean)))
+				<< "cluster " << c << " feature " << j;
+		}
+}
+}							/* namespace */
+
+/*
+ * Rows on the line x = y (an audit's data, values / 64; sklearn from this
+ * start ends at inertia 57.338): the split of the first empty cluster moved
+ * its halves by (+delta, -delta), across the line, so every row tied between
+ * them and the split was given up; the final assignment then moved the
+ * empty cluster onto a row and the run was reported converged at inertia
+ * 333 with centroids that were not their rows' means. Now the next split
+ * direction separates them and the run ends at a fixed point.
+ */
+TEST(EmptyClusters, SplitsSeparateRowsOnADiagonal)
+{
+	const int	v[] = {538, 545, 543, 542, 543, 539, 542, 538, 542, 538, 540, 542, 540, 543, 542, 542, 545,
+		536, 536, 543, 544, 547, 543, 543, 538, 543, 543, 537, 538, 143, 133, 142, 143, 142, 143, 144, 139,
+		143, 141, 139, 143, 147, 137, 137, 137, 148, 141, 142, 140, 139, 136, 143, 143, 136, 139, 140, 142,
+		143, 146, 146, 146, 146, 138, 348, 345, 345, 338, 339, 347, 346, 344, 343, 339, 346, 348, 350, 345,
+		344, 341, 348, 350, 343, 345, 345, 343, 336, 343, 346, 340, 342, 334, 349, 346, 345, 344, 342, 344,
+		343, 344, 344, 588, 396, 506, 449, 416, 337, 528, 425, 440, 518, 419, 490, 483, 539, 553, 433, 547,
+		482, 496, 475, 538, 411, 505, 563, 470, 618, 441, 502, 457, 449, 417, 454, 485, 437, 545, 585, 390,
+		542, 500};
+	std::vector<float> x;
+	for (int q : v)
+		x.insert(x.end(), {q / 64.0f, q / 64.0f});
+	const std::vector<double> init = {8.40625, 8.40625, 2.21875, 2.21875, 2.234375, 2.234375};
+	pgkm_options o = cpu_options(3);
+	o.init = PGKM_INIT_GIVEN;
+	o.initial_centroids = init.data();
+	o.tol = 0;
+	EngineResult r = run_engine(x, 2, o);
+	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+	EXPECT_EQ(r.k, 3);
+	EXPECT_GE(r.repairs, 1);
+	expect_fixed_point(x, 2, r);
+	EXPECT_LT(r.inertia, 60.0);
+}
+
+/*
+ * The class: rows whose features are all equal (a column given twice or
+ * four times), random starts that leave clusters empty mid-run; every
+ * converged run is a fixed point, and the runs did repair clusters.
+ */
+TEST(EmptyClusters, RepeatedColumnsEndAtAFixedPoint)
+{
+	std::mt19937 gen(17);
+	int			repaired = 0;
+	for (int32_t d : {2, 4})
+		for (int t = 0; t < 80; t++)
+		{
+			const int	n = 40 + (int) (gen() % 120), groups = 2 + (int) (gen() % 4);
+			std::vector<float> x;
+			for (int i = 0; i < n; i++)
+			{
+				/* groups far apart, a few distinct values each; the start: rows at random */
+				const float u = (float) (640 * (int) (gen() % groups) + (int) (gen() % 24)) / 64.0f;
+				for (int32_t j = 0; j < d; j++)
+					x.push_back(u);
+			}
+			pgkm_options o = cpu_options(groups + 1 + (int32_t) (gen() % 3));	/* more than the groups */
+			o.init = PGKM_INIT_RANDOM;
+			o.seed = gen();
+			o.tol = 0;
+			const EngineResult r = run_engine(x, d, o);
+			SCOPED_TRACE("d " + std::to_string(d) + ", case " + std::to_string(t));
+			ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+			repaired += r.repairs > 0;
+			if (r.converged)
+				expect_fixed_point(x, d, r);
+		}
+	EXPECT_GE(repaired, 5) << "the cases must leave clusters empty mid-run";
 }
