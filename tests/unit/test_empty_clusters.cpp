@@ -195,11 +195,7 @@ TEST(EmptyClusters, SplitsSeparateRowsOnADiagonal)
 	for (int q : v)
 		x.insert(x.end(), {q / 64.0f, q / 64.0f});
 	const std::vector<double> init = {8.40625, 8.40625, 2.21875, 2.21875, 2.234375, 2.234375};
-	pgkm_options o = cpu_options(3);
-	o.init = PGKM_INIT_GIVEN;
-	o.initial_centroids = init.data();
-	o.tol = 0;
-	EngineResult r = run_engine(x, 2, o);
+	const EngineResult r = run_engine(x, 2, given_options(PGKM_METHOD_LLOYD, init, 3, 300, 0.0));
 	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
 	EXPECT_EQ(r.k, 3);
 	EXPECT_GE(r.repairs, 1);
