@@ -359,7 +359,17 @@ void
 KernelLoop::step_final(pgkm_progress *progress)
 {
 	if (final_pass_)
+	{
 		run_pass();
+		/*
+		 * After max_iter (no fill yet): this pass is the one that holds the
+		 * last iteration's tol test, as step_iterate's next pass would have
+		 * (the shift of c^s from c^(s-1) needs the pass against c^s).
+		 */
+		if (fill_rounds_ == 0 && step_ >= 1 && tol_scaled_ > 0 && !repaired_before_ &&
+			centroid_shift() <= tol_scaled_)
+			converged_ = true;
+	}
 	final_pass_ = false;
 	end_or_fill(progress);
 }

@@ -303,3 +303,42 @@ TEST(KernelInvariants, ProgressAndObjectiveNeverIncreases)
 	EXPECT_EQ(r.progress.back().inertia, r.inertia);
 	EXPECT_LE(r.inertia, prev * (1 + 1e-9));
 }
+
+/*
+ * The tol test of iteration s is computed by the pass after it, which after
+ * max_iter is the final pass: a run that stops on the shift at iteration s
+ * is converged with max_iter = s too, with the same labels and inertia (an
+ * audit found max_iter 1 reporting not converged where max_iter 2 said
+ * converged at iteration 1).
+ */
+TEST(KernelInvariants, ConvergedOnTheShiftAtMaxIterToo)
+{
+	const int32_t d = 2;
+	int			checked = 0;
+	for (int kind : {PGKM_KERNEL_RBF, PGKM_KERNEL_LINEAR})
+		for (double tol : {1e6, 1e-2})
+			for (uint64_t seed : {1u, 5u, 9u})
+			{
+				auto		x = blobs(300, d, 3, seed, 1.0, 4.0);
+				pgkm_options o = kernel_options(3, kind, 0.1);
+				o.init = PGKM_INIT_RANDOM;
+				o.seed = seed;
+				o.tol = tol;
+				o.max_iter = 300;
+				const EngineResult free_run = run_engine(x, d, o);
+				ASSERT_EQ(free_run.status, PGKM_DONE) << free_run.err;
+				if (!free_run.converged || free_run.repairs > 0)
+					continue;
+				o.max_iter = free_run.iterations;
+				const EngineResult capped = run_engine(x, d, o);
+				ASSERT_EQ(capped.status, PGKM_DONE) << capped.err;
+				SCOPED_TRACE("kind " + std::to_string(kind) + ", tol " + std::to_string(tol) +
+							 ", seed " + std::to_string(seed));
+				EXPECT_EQ(capped.iterations, free_run.iterations);
+				EXPECT_EQ(capped.converged, 1);
+				EXPECT_EQ(capped.labels, free_run.labels);
+				EXPECT_EQ(capped.inertia, free_run.inertia);
+				checked++;
+			}
+	EXPECT_GE(checked, 6);
+}
