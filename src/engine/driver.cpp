@@ -69,7 +69,7 @@ split_sign(int32_t j, int t)
 		case 2:
 			return (j / 2) % 2 == 0 ? 1.0 : -1.0;
 		default:
-			return (splitmix64_mix((uint64_t) j * 0x9E3779B97F4A7C15ULL + (uint64_t) t) & 1) ? 1.0 : -1.0;
+			return (splitmix64_mix((uint64_t) j * SPLITMIX64_GAMMA + (uint64_t) t) & 1) ? 1.0 : -1.0;
 	}
 }
 

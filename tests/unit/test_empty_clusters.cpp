@@ -49,6 +49,29 @@ expect_consistent(const std::vector<float> &x, int32_t d, const EngineResult &r)
 	}
 	EXPECT_NEAR(r.inertia, inertia, 1e-9 * (1 + inertia));
 }
+
+/* A converged run is Lloyd's fixed point: each centroid the mean of its rows (to the sums' resolution). */
+void
+expect_fixed_point(const std::vector<float> &x, int32_t d, const EngineResult &r)
+{
+	expect_consistent(x, d, r);
+	ASSERT_EQ(r.converged, 1);
+	std::vector<double> sum((size_t) r.k * d, 0.0);
+	std::vector<int64_t> size(r.k, 0);
+	for (size_t i = 0; i < r.labels.size(); i++)
+	{
+		size[r.labels[i]]++;
+		for (int32_t j = 0; j < d; j++)
+			sum[(size_t) r.labels[i] * d + j] += x[i * d + j];
+	}
+	for (int c = 0; c < r.k; c++)
+		for (int32_t j = 0; j < d; j++)
+		{
+			const double mean = sum[(size_t) c * d + j] / (double) size[c];
+			EXPECT_NEAR(r.centroids[(size_t) c * d + j], mean, 1e-9 * (1 + std::fabs(mean)))
+				<< "cluster " << c << " feature " << j;
+		}
+}
 }							/* namespace */
 
 /*
@@ -145,32 +168,6 @@ TEST(EmptyClusters, FarthestDistinctRows)
 	EXPECT_EQ(farthest_distinct_rows(x.data(), 6, 1, dist2.data(), 4), (std::vector<int64_t>{5, 1, 3}));
 	EXPECT_TRUE(farthest_distinct_rows(x.data(), 1, 1, dist2.data(), 3).empty());
 }
-
-namespace
-{
-/* A converged run is Lloyd's fixed point: each centroid the mean of its rows (to the sums' resolution). */
-void
-expect_fixed_point(const std::vector<float> &x, int32_t d, const EngineResult &r)
-{
-	expect_consistent(x, d, r);
-	ASSERT_EQ(r.converged, 1);
-	std::vector<double> sum((size_t) r.k * d, 0.0);
-	std::vector<int64_t> size(r.k, 0);
-	for (size_t i = 0; i < r.labels.size(); i++)
-	{
-		size[r.labels[i]]++;
-		for (int32_t j = 0; j < d; j++)
-			sum[(size_t) r.labels[i] * d + j] += x[i * d + j];
-	}
-	for (int c = 0; c < r.k; c++)
-		for (int32_t j = 0; j < d; j++)
-		{
-			const double mean = sum[(size_t) c * d + j] / (double) size[c];
-			EXPECT_NEAR(r.centroids[(size_t) c * d + j], mean, 1e-9 * (1 + std::fabs(mean)))
-				<< "cluster " << c << " feature " << j;
-		}
-}
-}							/* namespace */
 
 /*
  * Rows on the line x = y (an audit's data, values / 64; sklearn from this
