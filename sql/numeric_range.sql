@@ -146,6 +146,21 @@ CREATE TABLE dbl_max_and_0 AS SELECT * FROM dbl_max WHERE x = 0 OR x > 1;
 SELECT centroid[1] = 1.7976931348623157e308 AS is_dbl_max, size, inertia
 FROM kmeans_centroids('dbl_max_and_0', ARRAY['x'], 2) ORDER BY centroid;
 
+-- A column shifted by its first rows (-1e308) and later rows near +1e308:
+-- their values less the shift pass DBL_MAX, their means do not. Three
+-- clusters at -1e308, 0.9e308 and 1e308 (halves compared: no overflow).
+CREATE TABLE shifted_far (id int, x float8);
+INSERT INTO shifted_far SELECT i, -1e308 FROM generate_series(1, 1024) i;
+INSERT INTO shifted_far SELECT i, CASE WHEN i % 2 = 0 THEN 1e308 ELSE 0.9e308 END
+FROM generate_series(1025, 1124) i;
+SELECT (SELECT min(abs(c.centroid[1] / 2 - v / 2)) FROM unnest(ARRAY[-1e308, 0.9e308, 1e308]) v) < 1e301
+         AS at_its_mean, size, inertia
+FROM kmeans_centroids('shifted_far', ARRAY['x'], 3) c ORDER BY c.centroid;
+SELECT model FROM kmeans_fit('nr_shifted_far', 'shifted_far', ARRAY['x'], 3);
+SELECT kmeans_predict('nr_shifted_far', ARRAY[0.9e308]) <> kmeans_predict('nr_shifted_far', ARRAY[1e308])
+  AS apart;
+SELECT kmeans_drop_model('nr_shifted_far');
+
 -- Fewer distinct points than k: the NOTICE says what is true in double
 -- precision and at the engine's single precision (1e6 + 1e-9 and 1e6 are
 -- distinct doubles, but next to a range of 1e6 they coincide in single

@@ -57,7 +57,13 @@ Units::to_engine(double v, int32_t j) const
 double
 Units::coordinate(double v, int32_t j) const
 {
-	return identity_ ? v : std::ldexp(v, -e_) + shift_[j];
+	if (identity_)
+		return v;
+	const double c = std::ldexp(v, -e_) + shift_[j];
+	if (std::isfinite(c) || !std::isfinite(v))
+		return c;
+	/* v 2^-e beyond DBL_MAX with an opposite shift may still sum within range: halve both first */
+	return 2.0 * (std::ldexp(v, -e_ - 1) + 0.5 * shift_[j]);
 }
 
 /*

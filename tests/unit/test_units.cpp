@@ -158,6 +158,32 @@ TEST(Units, CentroidsRoundingPastDoubleAreDoubleMax)
 	EXPECT_EQ(r.err.find("a centroid"), std::string::npos) << r.err;
 }
 
+/*
+ * A shift of -1e308 and rows up to 1e308: the rows' values less the shift
+ * (up to 2e308) are beyond DBL_MAX before the shift is added back, their
+ * means are not; the centroids are those means, not DBL_MAX.
+ */
+TEST(Units, ShiftedCentroidsBeyondDoubleBeforeTheShift)
+{
+	const double shift = -1e308;
+	const int	e = -1019;
+	const double big[3] = {-1e308, 0.9e308, 1e308};
+	std::vector<float> x;
+	for (int g = 0; g < 3; g++)
+		for (int r = 0; r < 4; r++)
+			x.push_back((float) std::ldexp(0.5 * big[g] - 0.5 * shift, e + 1));
+	pgkm_options o = cpu_options(3);
+	o.scale_log2 = e;
+	o.shift = &shift;
+	EngineResult r = run_engine(x, 1, o);
+	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+	std::vector<double> c = r.centroids;
+	std::sort(c.begin(), c.end());
+	for (int g = 0; g < 3; g++)
+		EXPECT_NEAR(c[g], big[g], 0x1p-22 * 1e308) << g;	/* 2^-24 of the 2e308 span */
+	EXPECT_EQ(r.inertia, 0.0);
+}
+
 /* The float kernels need max |x| <= 2^60 / sqrt(12 d); beyond, scaled data is asked for. */
 TEST(Units, DataTooLargeForFloatDistancesIsRefused)
 {
