@@ -67,6 +67,11 @@ SELECT * FROM kmeans('pts', ARRAY['x', 'nope'], 2);
 SELECT * FROM kmeans('pts', ARRAY['X'], 2);
 SELECT * FROM kmeans('pts', ARRAY['label'], 2);
 SELECT * FROM kmeans('pts', ARRAY['ctid'], 2);
+-- An array of another element type (integer, numeric) is named as such.
+CREATE TABLE int_arrays (a int[], b numeric[]);
+INSERT INTO int_arrays VALUES (ARRAY[1, 2], ARRAY[1.5, 2]);
+SELECT * FROM kmeans('int_arrays', ARRAY['a'], 1);
+SELECT * FROM kmeans('int_arrays', ARRAY['b'], 1);
 SELECT * FROM kmeans('pts', ARRAY['v', 'w'], 2);
 SELECT sqlstate_of($$SELECT * FROM kmeans('pts', ARRAY['nope'], 2)$$);
 SELECT sqlstate_of($$SELECT * FROM kmeans('pts', ARRAY['label'], 2)$$);

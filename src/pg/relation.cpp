@@ -91,6 +91,12 @@ column_kind(const char *relname, const char *colname, Oid atttype)
 		default:
 			break;
 	}
+	if (OidIsValid(get_element_type(getBaseType(atttype))))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("column \"%s\" of relation \"%s\" has type %s, which is not an array of real or double precision",
+						colname, relname, format_type_be(atttype)),
+				 errhint("Store it as real[] or double precision[] (ALTER TABLE ... ALTER COLUMN ... TYPE double precision[]), or cluster a materialized view that casts it.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_DATATYPE_MISMATCH),
 			 errmsg("column \"%s\" of relation \"%s\" has type %s, which is not numeric",
