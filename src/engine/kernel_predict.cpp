@@ -3,7 +3,8 @@
  * prediction against a stored partition: one row against every training
  * row, O(n d) in fp64, inside engine_guard (a failed allocation returns -1).
  * The row is brought into the training rows' units first (the fit's shift
- * and scale, gamma 2^-2e), so it meets them as the fit's rows met each other.
+ * and scale, gamma 2^-2e) and rounded to float as the fit's buffer rounds
+ * it, so it meets them as the fit's rows met each other.
  */
 #include "errors.h"
 #include "kernel_function.h"
@@ -30,7 +31,10 @@ pgkm_kernel_nearest(const pgkm_options *kernel, const float *rows, const int32_t
 		double		xx = 0;
 		for (int32_t j = 0; j < d; j++)
 		{
-			xe[j] = units.to_engine(x[j], j);
+			/* the float the fit's buffer holds for this value, so a training row meets K as it was fitted */
+			const double v = units.to_engine(x[j], j);
+			const float f = (float) v;
+			xe[j] = std::isfinite(f) ? (double) f : v;
 			xx += xe[j] * xe[j];
 		}
 		const double kxx = p.by_distance() ? p.of_sqdist(0) : p.of_dot(xx);

@@ -192,3 +192,31 @@ TEST(KernelUnits, PredictionInTheCallersUnits)
 		}
 	}
 }
+
+/*
+ * A training row given in fp64 finer than the buffer's float (an audit's
+ * case): 0.49999810606241224 is stored as 0.4999980927, on the far side of
+ * the fp64 boundary (0.4999981) between the final centroids -3.8e-6 and 1.
+ * Prediction (linear kernel) rounds the row as the fit's buffer did, so it
+ * gets its fitted label.
+ */
+TEST(KernelUnits, PredictionRoundsTheRowAsTheFitsBuffer)
+{
+	const double fine = 0.49999810606241224;
+	std::vector<float> x;
+	for (int i = 0; i < 2000; i++)
+		x.push_back(0.0f);
+	for (int i = 0; i < 2000; i++)
+		x.push_back(1.0f);
+	x.push_back((float) -0.5076112747192383);
+	x.push_back((float) fine);
+	const int64_t n = (int64_t) x.size();
+	ASSERT_NE((double) (float) fine, fine);
+	pgkm_options o = kernel_options(2, PGKM_KERNEL_LINEAR);
+	EngineResult r = run_engine(x, 1, o);
+	ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+	ASSERT_EQ(r.labels[n - 1], r.labels[0]);	/* fitted with the zeros */
+	double		row[1] = {fine};
+	EXPECT_EQ(pgkm_kernel_nearest(&o, x.data(), r.kernel_members.data(), n, 1, r.k,
+								  r.kernel_norms.data(), row, nullptr), r.labels[n - 1]);
+}
