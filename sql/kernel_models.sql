@@ -97,7 +97,7 @@ INSERT INTO km_cases VALUES ('km_epoch', 'linear', NULL), ('km_epoch', 'rbf', 1e
 SELECT count(*) AS fitted FROM km_cases c,
     LATERAL kmeans_fit('regress_ku_' || c.tab || '_' || c.kern, c.tab::regclass, ARRAY['x', 'y'], 2,
                        method => 'kernel', kernel => c.kern, gamma => c.gamma, seed => 3) f;
-SELECT c.tab, c.kern, s.kernel_shift IS NOT NULL AS shifted, s.kernel_scale_log2 AS scale_log2,
+SELECT c.tab, c.kern, s.shift IS NOT NULL AS shifted, s.scale_log2,
        s.options->'gamma' AS gamma
 FROM km_cases c JOIN kmeans_model_store s ON s.model = 'regress_ku_' || c.tab || '_' || c.kern
 ORDER BY 1, 2;
@@ -115,8 +115,13 @@ GROUP BY 1, 2 ORDER BY 1, 2;
 SELECT count(kmeans_drop_model('regress_ku_' || tab || '_' || kern)) AS dropped FROM km_cases;
 
 -- The store's check: kernel values exactly when the method is kernel, and
--- consistent with k and d (terse: the failing row holds a random token).
+-- consistent with k and d; any model may keep its buffer's units (a shift
+-- needs a scale) (terse: the failing row holds a random token).
 SELECT kmeans_model_kernel_ok('lloyd', 2, 1, NULL, NULL, NULL, NULL, NULL) AS lloyd,
+       kmeans_model_kernel_ok('lloyd', 2, 1, NULL, NULL, NULL, '{1.7e9}', -3) AS lloyd_units,
+       kmeans_model_kernel_ok('lloyd', 2, 1, NULL, NULL, NULL, '{1.7e9}', NULL) AS lloyd_shift_no_scale,
+       kmeans_model_kernel_ok('lloyd', 2, 1, NULL, NULL, NULL, '{1,2}', 0) AS lloyd_shift_not_d,
+       kmeans_model_kernel_ok('lloyd', 2, 1, NULL, NULL, NULL, NULL, 3000) AS lloyd_scale_out_of_range,
        kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,1}', '{1,1}', NULL, 0) AS kernel,
        kmeans_model_kernel_ok('kernel', 2, 1, '{{0},{1}}', '{0,1}', '{1,1}', '{1.7e9}', -3) AS shifted,
        kmeans_model_kernel_ok('lloyd', 2, 1, '{{0},{1}}', '{0,1}', '{1,1}', NULL, 0) AS lloyd_with_rows,
@@ -146,11 +151,11 @@ SELECT kmeans_drop_model('regress_kring');
 -- A polynomial model whose rows claim a shift: its kernel depends on the origin.
 SELECT model FROM kmeans_fit('regress_kpoly', 'km_rings', ARRAY['x', 'y'], 2, method => 'kernel',
                              kernel => 'polynomial');
-UPDATE kmeans_model_store SET kernel_shift = '{1,1}' WHERE model = 'regress_kpoly';
+UPDATE kmeans_model_store SET shift = '{1,1}' WHERE model = 'regress_kpoly';
 SELECT kmeans_predict('regress_kpoly', ARRAY[0, 0]::float8[]);
 SELECT kmeans_drop_model('regress_kpoly');
 ALTER TABLE kmeans_model_store ADD CONSTRAINT kmeans_model_kernel_values
     CHECK (kmeans_model_kernel_ok(method, k, d, kernel_rows, kernel_members, kernel_norms,
-                                  kernel_shift, kernel_scale_log2));
+                                  shift, scale_log2));
 SELECT count(*) AS models_left FROM kmeans_model_store;
 DROP TABLE km_rings, km_big, km_big_stored, km_wide, km_epoch, km_spread, km_tiny, km_cases;

@@ -30,6 +30,19 @@ FROM kmeans_model_centroids('regress_m') ORDER BY centroid[1];
 -- Predict agrees with the labels of the same run, row by row.
 SELECT count(*) AS rows, count(*) FILTER (WHERE kmeans_predict('regress_m', ARRAY[t.x, t.y]) = k.cluster) AS agreeing
 FROM kmeans('m_pts', ARRAY['x', 'y'], 2, seed => 5) k JOIN m_pts t ON t.ctid = k.ctid;
+-- Also a row finer than single precision: 0.49999810606241224 is clustered
+-- as its float, 0.4999980927, on the zeros' side of the fp64 midpoint
+-- (0.4999981) of the centroids -3.8e-6 and 1; predict rounds it the same way.
+CREATE TABLE m_fine (id int, x float8);
+INSERT INTO m_fine SELECT i, CASE WHEN i <= 2000 THEN 0 ELSE 1 END FROM generate_series(1, 4000) i;
+INSERT INTO m_fine VALUES (4001, -0.5076112747192383), (4002, 0.49999810606241224);
+SELECT model FROM kmeans_fit('regress_fine', 'm_fine', ARRAY['x'], 2);
+SELECT count(*) AS rows, count(*) FILTER (WHERE kmeans_predict('regress_fine', ARRAY[t.x]) = k.cluster) AS agreeing,
+       bool_and(k.cluster = (SELECT cluster FROM kmeans_model_centroids('regress_fine') WHERE centroid[1] < 0.5))
+         FILTER (WHERE t.id = 4002) AS fine_row_with_the_zeros
+FROM kmeans('m_fine', ARRAY['x'], 2) k JOIN m_fine t ON t.ctid = k.ctid;
+SELECT kmeans_drop_model('regress_fine');
+DROP TABLE m_fine;
 -- New points go to the nearest centroid; a NULL feature gives NULL.
 SELECT p, kmeans_predict('regress_m', p) = kmeans_predict('regress_m', ARRAY[0, 0]::float8[]) AS with_origin
 FROM (VALUES (ARRAY[-5, -5]::float8[]), (ARRAY[4, 4]), (ARRAY[6, 6]), (ARRAY[100, 100])) v(p);

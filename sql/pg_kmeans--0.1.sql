@@ -31,21 +31,22 @@ LANGUAGE C IMMUTABLE SECURITY INVOKER PARALLEL SAFE;
 COMMENT ON FUNCTION kmeans_model_values_ok(integer, integer, double precision[], double precision[], bigint[], double precision[], double precision)
     IS 'whether stored k-means model values are complete and finite (used by the model store''s CHECK)';
 
--- True when a model carries what kernel k-means prediction needs, and only
--- then: for method 'kernel' the n x d training rows as clustered (float4,
--- (value - shift) * 2^scale_log2), each row's cluster of the final
--- feature-space centroids (-1: none; every cluster has a row), the k
--- centroid norms ||c||^2 in the rows' units, the per-column shift (d
--- values, or NULL for none) and scale_log2; for any other method all NULL.
+-- True when a model carries what prediction needs: the fit's single-
+-- precision buffer units, float4((value - shift) * 2^scale_log2), as the
+-- per-column shift (d finite values, or NULL for none) and scale_log2 (in
+-- range; NULL only outside kernel k-means: units unknown); and for method
+-- 'kernel', and only then, the n x d training rows as clustered (float4),
+-- each row's cluster of the final feature-space centroids (-1: none; every
+-- cluster has a row) and the k centroid norms ||c||^2 in the rows' units.
 CREATE FUNCTION kmeans_model_kernel_ok(
     method text, k integer, d integer, kernel_rows real[],
     kernel_members integer[], kernel_norms double precision[],
-    kernel_shift double precision[], kernel_scale_log2 integer)
+    shift double precision[], scale_log2 integer)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'pgkm_kmeans_model_kernel_ok'
 LANGUAGE C IMMUTABLE SECURITY INVOKER PARALLEL SAFE;
 COMMENT ON FUNCTION kmeans_model_kernel_ok(text, integer, integer, real[], integer[], double precision[], double precision[], integer)
-    IS 'whether a stored k-means model has exactly the kernel k-means values its method needs (used by the model store''s CHECK)';
+    IS 'whether a stored k-means model has valid buffer units and exactly the kernel k-means values its method needs (used by the model store''s CHECK)';
 
 -- Every model. Only the C functions write it, after their own checks, as
 -- this table's owner. SELECT for the database owner, because pg_dump needs it.
@@ -75,14 +76,14 @@ CREATE TABLE kmeans_model_store (
     kernel_rows       real[],
     kernel_members    integer[],
     kernel_norms      double precision[],
-    kernel_shift      double precision[],
-    kernel_scale_log2 integer,
+    shift             double precision[],
+    scale_log2        integer,
     CONSTRAINT kmeans_model_values
     CHECK (@extschema@.kmeans_model_values_ok(k, d, centroids, initial_centroids, sizes,
                                               cluster_inertia, inertia)),
     CONSTRAINT kmeans_model_kernel_values
     CHECK (@extschema@.kmeans_model_kernel_ok(method, k, d, kernel_rows, kernel_members,
-                                              kernel_norms, kernel_shift, kernel_scale_log2))
+                                              kernel_norms, shift, scale_log2))
 );
 COMMENT ON TABLE kmeans_model_store IS 'pg_kmeans models (private: read them through kmeans_models)';
 REVOKE ALL ON kmeans_model_store FROM PUBLIC;

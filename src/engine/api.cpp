@@ -17,6 +17,7 @@
 #include "nearest.h"
 #include "stats.h"
 #include "thread_pool.h"
+#include "units.h"
 #include "util.h"
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 using namespace pgkm;
 
@@ -256,12 +258,31 @@ pgkm_gpu_available(const char *plugin_path, char *info, size_t infolen)
 }
 
 extern "C" int32_t
-pgkm_nearest(const double *centroids, int32_t k, int32_t d, const double *x, double *dist2)
+pgkm_nearest(const double *centroids, int32_t k, int32_t d, const pgkm_options *units,
+			 const double *x, double *dist2)
 {
 	if (!centroids || !x || k < 1 || d < 1)
 		return -1;
-	const int32_t best = nearest_centroid(centroids, k, d, x);
-	if (dist2)
-		*dist2 = squared_distance(x, centroids + (size_t) best * d, d);
-	return best;
+	int32_t		best = -1;
+	int			st = engine_guard(nullptr, 0, [&]() -> int {
+		std::vector<double> image;
+		const double *p = x;
+		if (units)
+		{
+			/* x as the fit's buffer would hold it, back in the caller's units */
+			const Units u(units->shift, units->scale_log2, d);
+			image.resize(d);
+			for (int32_t j = 0; j < d; j++)
+			{
+				const double c = u.coordinate(u.to_buffer(x[j], j), j);
+				image[j] = std::isfinite(c) ? c : x[j];
+			}
+			p = image.data();
+		}
+		best = nearest_centroid(centroids, k, d, p);
+		if (dist2)
+			*dist2 = squared_distance(p, centroids + (size_t) best * d, d);
+		return PGKM_OK;
+	});
+	return st == PGKM_OK ? best : -1;
 }

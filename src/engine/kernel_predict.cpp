@@ -32,9 +32,7 @@ pgkm_kernel_nearest(const pgkm_options *kernel, const float *rows, const int32_t
 		for (int32_t j = 0; j < d; j++)
 		{
 			/* the float the fit's buffer holds for this value, so a training row meets K as it was fitted */
-			const double v = units.to_engine(x[j], j);
-			const float f = (float) v;
-			xe[j] = std::isfinite(f) ? (double) f : v;
+			xe[j] = units.to_buffer(x[j], j);
 			xx += xe[j] * xe[j];
 		}
 		const double kxx = p.by_distance() ? p.of_sqdist(0) : p.of_dot(xx);

@@ -281,12 +281,16 @@ int32_t		pgkm_kernel_nearest(const pgkm_options *kernel, const float *rows,
  * Index of the centroid nearest to x (Euclidean), the lowest index on
  * exact ties, for any finite values: centroids are compared pairwise by
  * sum_j (a_j - b_j)(a_j + b_j - 2 x_j) with power-of-two scaling, so no
- * intermediate overflows and no common term hides the difference. *dist2
- * (if non-NULL): the squared distance, +Infinity only when it exceeds
- * double's range. -1 for bad arguments.
+ * intermediate overflows and no common term hides the difference. units
+ * (NULL: none) gives the fit's buffer (its shift and scale_log2 only): x is
+ * first rounded to the float that buffer would hold, so a training row
+ * gets the label the fit gave its float (up to fp64 rounding of the shift).
+ * *dist2 (if non-NULL): the squared distance of that x, +Infinity only
+ * when it exceeds double's range. -1 for bad arguments or a failed
+ * allocation.
  */
 int32_t		pgkm_nearest(const double *centroids, int32_t k, int32_t d,
-						 const double *x, double *dist2);
+						 const pgkm_options *units, const double *x, double *dist2);
 
 #ifdef __cplusplus
 }

@@ -55,6 +55,14 @@ Units::to_engine(double v, int32_t j) const
 }
 
 double
+Units::to_buffer(double v, int32_t j) const
+{
+	const double t = to_engine(v, j);
+	const float f = (float) t;
+	return std::isfinite(f) ? (double) f : t;
+}
+
+double
 Units::coordinate(double v, int32_t j) const
 {
 	if (identity_)

@@ -39,6 +39,8 @@ public:
 	bool		identity_distances() const { return e_ == 0; }
 	/* A coordinate in the caller's units to the engine's, in fp64 (may be +-inf). */
 	double		to_engine(double v, int32_t j) const;
+	/* to_engine rounded to float as the buffer holds it (not rounded where float overflows). */
+	double		to_buffer(double v, int32_t j) const;
 	/* Engine units to the caller's: a coordinate, a distance, a squared distance. */
 	double		coordinate(double v, int32_t j) const;
 	double		distance(double v) const;

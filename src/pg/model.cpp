@@ -50,13 +50,28 @@ prevent_write(const char *function)
 #define PGKM_MODEL_NAME_MAX_BYTES 1024
 
 /*
+ * The units of the fit's float buffer, float((v - shift) * 2^scale_log2),
+ * with that shift (NULL for none) and scale: prediction rounds its features
+ * as the training rows were rounded, so that they get their fitted labels.
+ */
+static void
+add_units(const PgkmClustering *c, PgkmStoreRow *row)
+{
+	if (c->data.shift != NULL)
+		pgkm_store_set(row, "shift", FLOAT8ARRAYOID,
+					   PointerGetDatum(pgkm_array_from(c->data.shift, c->result.d, 0, FLOAT8OID)));
+	else
+		pgkm_store_set_null(row, "shift", FLOAT8ARRAYOID);
+	pgkm_store_set(row, "scale_log2", INT4OID, Int32GetDatum(c->data.scale_log2));
+}
+
+/*
  * The kernel values of a fit: among the options, the kernel and the
  * parameters it uses (gamma in the table's units) and where K lived; in
- * their columns, what prediction needs: the rows as clustered, float((v -
- * shift) * 2^scale_log2), with that shift (NULL for none) and scale, the
- * partition of the final feature-space centroids and their norms (in the
- * same units as the rows). For another method no option, and the columns
- * NULL (a refit may replace a kernel model).
+ * their columns, what prediction needs: the rows as clustered (in the
+ * buffer's units), the partition of the final feature-space centroids and
+ * their norms (in the same units). For another method no option, and the
+ * columns NULL (a refit may replace a kernel model).
  */
 static void
 add_kernel_values(const PgkmArgs *args, const PgkmClustering *c, PgkmStoreRow *row)
@@ -69,8 +84,6 @@ add_kernel_values(const PgkmArgs *args, const PgkmClustering *c, PgkmStoreRow *r
 		pgkm_store_set_null(row, "kernel_rows", FLOAT4ARRAYOID);
 		pgkm_store_set_null(row, "kernel_members", INT4ARRAYOID);
 		pgkm_store_set_null(row, "kernel_norms", FLOAT8ARRAYOID);
-		pgkm_store_set_null(row, "kernel_shift", FLOAT8ARRAYOID);
-		pgkm_store_set_null(row, "kernel_scale_log2", INT4OID);
 		return;
 	}
 	pgkm_store_set_option(row, "kernel", TEXTOID, CStringGetTextDatum(args->kernel_name));
@@ -87,12 +100,6 @@ add_kernel_values(const PgkmArgs *args, const PgkmClustering *c, PgkmStoreRow *r
 				   PointerGetDatum(pgkm_array_from(kr->members, r->n, 0, INT4OID)));
 	pgkm_store_set(row, "kernel_norms", FLOAT8ARRAYOID,
 				   PointerGetDatum(pgkm_array_from(kr->centroid_norms, r->k, 0, FLOAT8OID)));
-	if (c->data.shift != NULL)
-		pgkm_store_set(row, "kernel_shift", FLOAT8ARRAYOID,
-					   PointerGetDatum(pgkm_array_from(c->data.shift, r->d, 0, FLOAT8OID)));
-	else
-		pgkm_store_set_null(row, "kernel_shift", FLOAT8ARRAYOID);
-	pgkm_store_set(row, "kernel_scale_log2", INT4OID, Int32GetDatum(c->data.scale_log2));
 }
 
 /*
@@ -100,7 +107,7 @@ add_kernel_values(const PgkmArgs *args, const PgkmClustering *c, PgkmStoreRow *r
  * options as given, canonical spellings), the result (the method that ran,
  * centroids, initial centroids of the winning run when the engine kept
  * them, sizes, inertias, iterations, the device that ran), the rows
- * clustered and skipped, and the time.
+ * clustered and skipped, the time, and the buffer's units.
  */
 static void
 fit_values(const PgkmArgs *args, const PgkmClustering *c, PgkmStoreRow *row)
@@ -149,6 +156,7 @@ fit_values(const PgkmArgs *args, const PgkmClustering *c, PgkmStoreRow *row)
 	/* now(): the transaction's start */
 	pgkm_store_set(row, "trained_at", TIMESTAMPTZOID,
 				   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()));
+	add_units(c, row);
 	add_kernel_values(args, c, row);
 }
 
@@ -378,7 +386,16 @@ pgkm_kmeans_predict(PG_FUNCTION_ARGS)
 							cache->name)));
 		PG_RETURN_INT32(c);
 	}
-	PG_RETURN_INT32(pgkm_nearest(cache->m.centroids, cache->m.k, cache->m.d, x, &dist2));
+	{
+		int32		c = pgkm_nearest(cache->m.centroids, cache->m.k, cache->m.d,
+									 cache->m.units_known ? &cache->m.kernel : NULL, x, &dist2);
+
+		if (c < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory predicting with k-means model \"%s\"", cache->name)));
+		PG_RETURN_INT32(c);
+	}
 }
 
 /*

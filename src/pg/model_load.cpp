@@ -88,13 +88,16 @@ option_number(const char *name, const char *key, double dflt)
 }
 
 /*
- * The kernel k-means part of a model the caller may use (the row just read
- * from kmeans_models): the kernel from its options, then the training rows,
- * members and norms from the store, as its owner (the view leaves them out:
- * they are large) and only for the same token, so for the same model.
+ * What prediction needs beyond the view's row, for a model the caller may
+ * use (the row just read from kmeans_models): the fit's buffer units, and
+ * for a kernel model the kernel from its options, then the training rows,
+ * members and norms. From the store, as its owner (the view leaves them
+ * out: the rows are large) and only for the same token, so for the same
+ * model.
  */
 static void
-load_kernel(PgkmStore *st, text *model, const char *name, MemoryContext cxt, PgkmModel *out)
+load_store_values(PgkmStore *st, text *model, const char *name, MemoryContext cxt,
+				  PgkmModel *out)
 {
 	bool		isnull;
 	Datum		d = model_column(name, 8, TEXTOID, &isnull);
@@ -102,33 +105,35 @@ load_kernel(PgkmStore *st, text *model, const char *name, MemoryContext cxt, Pgk
 	const char *problem;
 	Oid			types[2] = {TEXTOID, OIDOID};
 	Datum		vals[2];
-	JsonbValue *kernel;
-	double		degree;
-	int64		n;
+	bool		kernel;
 
 	memset(&kv, 0, sizeof(kv));
 	kv.method = isnull ? NULL : TextDatumGetCString(d);
-	if (kv.method == NULL || strcmp(kv.method, "kernel") != 0)
-		return;
+	kernel = kv.method != NULL && strcmp(kv.method, "kernel") == 0;
 	vals[0] = PointerGetDatum(model);
 	vals[1] = model_column(name, 9, OIDOID, &isnull);
 	pgkm_options_default(&out->kernel);
-	kernel = find_option(name, "kernel");
-	if (kernel == NULL || kernel->type != jbvString ||
-		!pgkm_kernel_by_name(pnstrdup(kernel->val.string.val, kernel->val.string.len),
-							 &out->kernel.kernel))
-		report_corrupt(name, "Its options name no kernel.");
-	out->kernel.gamma = option_number(name, "gamma", 1.0);
-	out->kernel.coef0 = option_number(name, "coef0", 1.0);
-	degree = option_number(name, "degree", 3.0);
-	if (!(out->kernel.gamma > 0) || std::isinf(out->kernel.gamma) ||
-		!std::isfinite(out->kernel.coef0) || !(degree >= 1 && degree <= PG_INT32_MAX) ||
-		degree != std::floor(degree))
-		report_corrupt(name, "Its kernel parameters are out of range.");
-	out->kernel.degree = (int32) degree;
+	if (kernel)
+	{
+		JsonbValue *kname = find_option(name, "kernel");
+		double		degree;
+
+		if (kname == NULL || kname->type != jbvString ||
+			!pgkm_kernel_by_name(pnstrdup(kname->val.string.val, kname->val.string.len),
+								 &out->kernel.kernel))
+			report_corrupt(name, "Its options name no kernel.");
+		out->kernel.gamma = option_number(name, "gamma", 1.0);
+		out->kernel.coef0 = option_number(name, "coef0", 1.0);
+		degree = option_number(name, "degree", 3.0);
+		if (!(out->kernel.gamma > 0) || std::isinf(out->kernel.gamma) ||
+			!std::isfinite(out->kernel.coef0) || !(degree >= 1 && degree <= PG_INT32_MAX) ||
+			degree != std::floor(degree))
+			report_corrupt(name, "Its kernel parameters are out of range.");
+		out->kernel.degree = (int32) degree;
+	}
 
 	pgkm_store_exec(st, true,
-					psprintf("SELECT kernel_rows, kernel_members, kernel_norms, kernel_shift, kernel_scale_log2 FROM %s "
+					psprintf("SELECT kernel_rows, kernel_members, kernel_norms, shift, scale_log2 FROM %s "
 							 "WHERE model OPERATOR(pg_catalog.=) $1 AND token OPERATOR(pg_catalog.=) $2",
 							 st->store),
 					2, types, vals, NULL, true, SPI_OK_SELECT);
@@ -144,20 +149,22 @@ load_kernel(PgkmStore *st, text *model, const char *name, MemoryContext cxt, Pgk
 	problem = pgkm_model_kernel_problem(&kv);
 	if (problem != NULL)
 		report_corrupt(name, problem);
-	if (kv.shift != NULL && pgkm_kernel_needs_origin(out->kernel.kernel))
-		report_corrupt(name, "Its kernel depends on the origin, but its rows are shifted.");
-	n = ARR_DIMS(kv.rows)[0];
-	out->kernel_n = n;
-	out->kernel_rows = (float *)
-		pgkm_array_data_copy(kv.rows, sizeof(float) * (Size) n * out->d, cxt);
-	out->kernel_members = (int32 *)
-		pgkm_array_data_copy(kv.members, sizeof(int32) * (Size) n, cxt);
-	out->kernel_norms = (double *)
-		pgkm_array_data_copy(kv.norms, sizeof(double) * out->k, cxt);
+	out->units_known = !kv.scale_null;
 	if (kv.shift != NULL)
 		out->kernel.shift = (double *)
 			pgkm_array_data_copy(kv.shift, sizeof(double) * out->d, cxt);
 	out->kernel.scale_log2 = kv.scale_log2;
+	if (!kernel)
+		return;
+	if (kv.shift != NULL && pgkm_kernel_needs_origin(out->kernel.kernel))
+		report_corrupt(name, "Its kernel depends on the origin, but its rows are shifted.");
+	out->kernel_n = ARR_DIMS(kv.rows)[0];
+	out->kernel_rows = (float *)
+		pgkm_array_data_copy(kv.rows, sizeof(float) * (Size) out->kernel_n * out->d, cxt);
+	out->kernel_members = (int32 *)
+		pgkm_array_data_copy(kv.members, sizeof(int32) * (Size) out->kernel_n, cxt);
+	out->kernel_norms = (double *)
+		pgkm_array_data_copy(kv.norms, sizeof(double) * out->k, cxt);
 }
 
 bool
@@ -196,7 +203,7 @@ pgkm_store_load(PgkmStore *st, text *model, MemoryContext cxt, PgkmModel *out)
 	out->sizes = (int64 *) pgkm_array_data_copy(v.sizes, sizeof(int64) * v.k, cxt);
 	out->cluster_inertia = (double *)
 		pgkm_array_data_copy(v.cluster_inertia, sizeof(double) * v.k, cxt);
-	load_kernel(st, model, name, cxt, out);
+	load_store_values(st, model, name, cxt, out);
 	return true;
 }
 

@@ -17,8 +17,10 @@ typedef struct PgkmModel
 	double	   *centroids;		/* k x d, row-major */
 	int64	   *sizes;			/* k */
 	double	   *cluster_inertia;	/* k */
+	/* the fit's float buffer units (shift, scale_log2; known false: features are not rounded) */
+	bool		units_known;
 	/* a kernel k-means model (kernel_rows NULL otherwise): what prediction needs */
-	pgkm_options kernel;		/* kernel, gamma, coef0, degree, shift, scale_log2 */
+	pgkm_options kernel;		/* kernel, gamma, coef0, degree; shift, scale_log2: the units */
 	int64		kernel_n;		/* training rows */
 	float	   *kernel_rows;	/* kernel_n x d */
 	int32	   *kernel_members; /* kernel_n, cluster in 0..k-1 or -1 */
@@ -45,7 +47,7 @@ typedef struct PgkmModelValues
 /* Why these values are not a usable model (a sentence), or NULL when they are. */
 extern const char *pgkm_model_values_problem(const PgkmModelValues *v);
 
-/* The kernel k-means values of a model; NULL pointers are SQL NULLs. */
+/* A model's buffer units and kernel k-means values; NULL pointers are SQL NULLs. */
 typedef struct PgkmKernelValues
 {
 	const char *method;			/* NULL when NULL */
@@ -55,11 +57,11 @@ typedef struct PgkmKernelValues
 	ArrayType  *members;		/* integer[] n */
 	ArrayType  *norms;			/* double precision[] k */
 	ArrayType  *shift;			/* double precision[] d, NULL for none */
-	bool		scale_null;
+	bool		scale_null;		/* units unknown */
 	int32		scale_log2;
 } PgkmKernelValues;
 
-/* Why these are not what the model's method needs (a sentence), or NULL. k, d valid. */
+/* Why these are not what the model needs (a sentence), or NULL. k, d valid. */
 extern const char *pgkm_model_kernel_problem(const PgkmKernelValues *v);
 
 /* ---- the store (model_store.cpp) ---- */

@@ -103,11 +103,12 @@ pgkm_kmeans_model_values_ok(PG_FUNCTION_ARGS)
 }
 
 /*
- * A kernel model keeps its training rows (n x d, finite), each row's
- * cluster (n values in -1..k-1, every cluster with at least one row), the
- * k finite centroid norms, and the transform of its rows (a shift of d
- * finite values or none, a scale_log2 in range); a model of another method
- * keeps none of them.
+ * Every model may keep the transform of its float buffer (a shift of d
+ * finite values or none, a scale_log2 in range; a NULL scale: unknown,
+ * with no shift). A kernel model must, and keeps its training rows (n x d,
+ * finite), each row's cluster (n values in -1..k-1, every cluster with at
+ * least one row) and the k finite centroid norms; a model of another method
+ * keeps none of those.
  */
 const char *
 pgkm_model_kernel_problem(const PgkmKernelValues *v)
@@ -115,16 +116,19 @@ pgkm_model_kernel_problem(const PgkmKernelValues *v)
 	const bool	kernel = v->method != NULL && strcmp(v->method, "kernel") == 0;
 	int64		n;
 
+	if (v->scale_null && v->shift != NULL)
+		return "It has a shift but no scale.";
+	if (!v->scale_null &&
+		(v->scale_log2 < -PGKM_MAX_SCALE_LOG2 || v->scale_log2 > PGKM_MAX_SCALE_LOG2))
+		return "Its scale is out of range.";
+	if (v->shift != NULL &&
+		float8_array_problem(v->shift, v->d, 0, false, NULL, "", "") != NULL)
+		return "Its shift is not d finite double precision values.";
 	if (!kernel)
-		return v->rows || v->members || v->norms || v->shift || !v->scale_null ?
+		return v->rows || v->members || v->norms ?
 			"It has kernel k-means values but its method is not kernel." : NULL;
 	if (!v->rows || !v->members || !v->norms || v->scale_null)
 		return "Its kernel k-means rows, members, norms or scale are NULL.";
-	if (v->scale_log2 < -PGKM_MAX_SCALE_LOG2 || v->scale_log2 > PGKM_MAX_SCALE_LOG2)
-		return "Its kernel k-means scale is out of range.";
-	if (v->shift != NULL &&
-		float8_array_problem(v->shift, v->d, 0, false, NULL, "", "") != NULL)
-		return "Its kernel k-means shift is not d finite double precision values.";
 	if (ARR_ELEMTYPE(v->rows) != FLOAT4OID || ARR_NDIM(v->rows) != 2 ||
 		ARR_DIMS(v->rows)[1] != v->d || ARR_HASNULL(v->rows))
 		return "Its kernel k-means rows are not an n x d array of real.";
@@ -158,9 +162,10 @@ pgkm_model_kernel_problem(const PgkmKernelValues *v)
 
 /*
  * kmeans_model_kernel_ok(method, k, d, kernel_rows, kernel_members,
- * kernel_norms, kernel_shift, kernel_scale_log2): the store's second CHECK.
- * Not strict (NULLs are the non-kernel case). k and d are kmeans_model_values_ok's to judge, except
- * that a kernel model's arrays cannot be checked without them.
+ * kernel_norms, shift, scale_log2): the store's second CHECK. Not strict
+ * (NULLs are the non-kernel case). k and d are kmeans_model_values_ok's to
+ * judge, except that a shift or a kernel model's arrays cannot be checked
+ * without them.
  */
 extern "C" Datum
 pgkm_kmeans_model_kernel_ok(PG_FUNCTION_ARGS)
@@ -178,7 +183,7 @@ pgkm_kmeans_model_kernel_ok(PG_FUNCTION_ARGS)
 	v.shift = PG_ARGISNULL(6) ? NULL : PG_GETARG_ARRAYTYPE_P(6);
 	v.scale_null = PG_ARGISNULL(7);
 	v.scale_log2 = v.scale_null ? 0 : PG_GETARG_INT32(7);
-	if (!kd_ok && v.method != NULL && strcmp(v.method, "kernel") == 0)
+	if (!kd_ok && ((v.method != NULL && strcmp(v.method, "kernel") == 0) || v.shift != NULL))
 		PG_RETURN_BOOL(false);
 	PG_RETURN_BOOL(pgkm_model_kernel_problem(&v) == NULL);
 }

@@ -269,7 +269,7 @@ def test_kernel_of_the_tables_values(conn, kind, magnitude):
         cur.execute("SELECT iterations, inertia FROM kmeans_fit(%%(m)s, %%(t)s::regclass, %s, %%(k)s%s)"
                     % (sql_array(cols), named), dict(args, m=model, t=table, k=k))
         iterations, inertia = cur.fetchone()
-        cur.execute("SELECT kernel_members, kernel_shift IS NOT NULL, kernel_scale_log2, centroids "
+        cur.execute("SELECT kernel_members, shift IS NOT NULL, scale_log2, centroids "
                     "FROM kmeans_model_store WHERE model = %s", (model,))
         members, shifted, scale_log2, centroids = cur.fetchone()
         members, centroids = np.array(members), np.array(centroids, dtype=np.float64)
