@@ -102,7 +102,7 @@ validate_options(int64_t n, int32_t d, const pgkm_options *opt)
 }
 
 extern "C" int
-pgkm_run_create(const float *x, int64_t n, int32_t d, const pgkm_options *opt,
+pgkm_run_create(float *x, int64_t n, int32_t d, const pgkm_options *opt,
 				pgkm_interrupt_fn interrupt, void *interrupt_ctx, pgkm_run **out,
 				char *err, size_t errlen)
 {

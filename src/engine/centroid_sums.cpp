@@ -5,6 +5,9 @@
  */
 #include "centroid_sums.h"
 #include "simd.h"
+#include "thread_pool.h"
+
+#include <vector>
 
 namespace pgkm
 {
@@ -72,6 +75,36 @@ move_rows_fixed(const float *x, int32_t d, const int32_t *rows, const int32_t *f
 		case 4: move_rows<4>(x, d, rows, from, m, to, scale, sums); break;
 		default: move_rows<0>(x, d, rows, from, m, to, scale, sums); break;
 	}
+}
+
+/* Rows per task of round_to_sum_grid. */
+static constexpr int64_t GRID_CHUNK_ROWS = 16384;
+
+void
+round_to_sum_grid(float *x, int64_t n, int32_t d, const float *maxabs, ThreadPool *pool)
+{
+	std::vector<double> scale(d), inv(d);
+	for (int32_t j = 0; j < d; j++)
+	{
+		scale[j] = fixed_point_scale(n, maxabs[j]);
+		inv[j] = 1.0 / scale[j];	/* a power of two: exact */
+	}
+	const int64_t nchunks = (n + GRID_CHUNK_ROWS - 1) / GRID_CHUNK_ROWS;
+	pool->parallel_for(nchunks, [&](int64_t ch, int) {
+		const int64_t r1 = std::min(n, (ch + 1) * GRID_CHUNK_ROWS);
+		for (int64_t i = ch * GRID_CHUNK_ROWS; i < r1; i++)
+			for (int32_t j = 0; j < d; j++)
+			{
+				/*
+				 * rint as fixed_point rounds (|v scale| < 2^50: adding 1.5 2^52
+				 * rounds to an integer, half to even); the float of a grid
+				 * value below 2^24 steps is exact
+				 */
+				float	   &v = x[i * d + j];
+				const double r = ((double) v * scale[j] + 6755399441055744.0) - 6755399441055744.0;
+				v = (float) (r * inv[j]);
+			}
+	});
 }
 
 /* Listed rows ahead whose first line add_listed asks for. */

@@ -19,6 +19,8 @@
 namespace pgkm
 {
 
+class ThreadPool;
+
 /*
  * The fixed-point scale of a column of n rows whose largest |value| is
  * maxabs: 2^(min(50, 61 - e_n) - e_m), where n + 1 < 2^e_n and maxabs <
@@ -50,6 +52,16 @@ fixed_point(float v, double scale)
 	std::memcpy(&b, &t, sizeof(b));
 	return b - UINT64_C(0x4338000000000000);
 }
+
+/*
+ * x (n x d) in place on its sums' grid: each value becomes rint(v * scale[j])
+ * / scale[j], scale[j] = fixed_point_scale(n, maxabs[j]). Only values below
+ * 2^24 steps of the grid change (float resolves the others), so the sums
+ * are then exact: a cluster's centroid is its rows' mean, the assignment
+ * and the update see the same values, and Lloyd cannot cycle on a column
+ * whose tiny values the sums would merge (0 and 1 beside 1e16).
+ */
+void		round_to_sum_grid(float *x, int64_t n, int32_t d, const float *maxabs, ThreadPool *pool);
 
 /* A fixed-point sum as a value: (double) s / scale, with inv_scale = 1 / scale (exact). */
 static inline double

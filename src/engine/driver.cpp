@@ -27,6 +27,7 @@
  *     size, GPU).
  */
 #include "driver.h"
+#include "centroid_sums.h"
 #include "cpu_assign.h"
 #include "errors.h"
 #include "gpu_plugin.h"
@@ -73,7 +74,7 @@ split_sign(int32_t j, int t)
 	}
 }
 
-pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt,
+pgkm_run::pgkm_run(float *x, int64_t n, int32_t d, const pgkm_options &opt,
 				   pgkm_interrupt_fn interrupt, void *interrupt_ctx)
 	: x_(x), n_(n), d_(d), opt_(opt), interrupt_(interrupt), interrupt_ctx_(interrupt_ctx),
 	  units_(opt.shift, opt.scale_log2, d)
@@ -110,6 +111,7 @@ pgkm_run::pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt
 	opt_.gpu_plugin_path = nullptr;	/* not kept: the caller's string may go away */
 	pool_.reset(new ThreadPool(useful_threads(opt.n_threads, n, d, opt.k), interrupt, interrupt_ctx));
 	DataStats	stats = data_statistics(x, n, d, pool_.get());
+	round_to_sum_grid(x, n, d, stats.maxabs.data(), pool_.get());
 	mean_ = stats.mean;
 	tol_scaled_ = opt.tol == 0 ? 0 : stats.mean_var * opt.tol;
 	data_scale_ = stats.mean_var > 0 ? std::sqrt(stats.mean_var) : 1.0;

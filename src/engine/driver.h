@@ -30,7 +30,7 @@ public:
 	 * device; throws EngineError or Interrupted. opt is validated already;
 	 * x must outlive the run.
 	 */
-	pgkm_run(const float *x, int64_t n, int32_t d, const pgkm_options &opt,
+	pgkm_run(float *x, int64_t n, int32_t d, const pgkm_options &opt,
 			 pgkm_interrupt_fn interrupt, void *interrupt_ctx);
 
 	/* One bounded unit of work: PGKM_OK (more to do) or PGKM_DONE; throws on failure. */

@@ -163,9 +163,14 @@ typedef struct pgkm_run pgkm_run;
 
 /*
  * x: n x d row-major float32; must stay valid and unchanged until
- * pgkm_run_free. Returns PGKM_OK and *out, or an error status with a message.
+ * pgkm_run_free. Except for method KERNEL the run first rounds it in place
+ * to its centroid sums' grid, 2^-min(50, 61 - e_n) of each column's largest
+ * |value| (n + 1 < 2^e_n): only values below 2^24 steps change (below
+ * 2^-26 of the maximum up to 2,047 rows, 2^-13 at 10M rows), and every
+ * result is that of the rounded data. Returns PGKM_OK and *out, or an error
+ * status with a message.
  */
-int			pgkm_run_create(const float *x, int64_t n, int32_t d,
+int			pgkm_run_create(float *x, int64_t n, int32_t d,
 							const pgkm_options *opt,
 							pgkm_interrupt_fn interrupt, void *interrupt_ctx,
 							pgkm_run **out, char *err, size_t errlen);

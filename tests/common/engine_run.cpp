@@ -74,7 +74,9 @@ run_engine(const std::vector<float> &x, int32_t d, const pgkm_options &o, pgkm_i
 	char		err[512] = "";
 	pgkm_run   *h = nullptr;
 	int64_t		n = (int64_t) (x.size() / (d > 0 ? d : 1));
-	r.status = pgkm_run_create(x.data(), n, d, &o, intr, ctx, &h, err, sizeof(err));
+	/* the run rounds its data in place to the sums' grid: its own copy, as the glue's buffer */
+	std::vector<float> data(x);
+	r.status = pgkm_run_create(data.data(), n, d, &o, intr, ctx, &h, err, sizeof(err));
 	if (r.status != PGKM_OK)
 	{
 		r.err = err;

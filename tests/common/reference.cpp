@@ -40,11 +40,10 @@ nearest_fp64(const float *x, const double *centroids, int32_t k, int32_t d, doub
 	return best;
 }
 
-double
-ref_update(const float *x, int64_t n, int32_t d, const int32_t *labels, int32_t k,
-		   double *centroids, int64_t *sizes)
+/* each column's fixed-point scale: 2^(min(50, 61 - e_n) - e_m), n + 1 < 2^e_n, max |x| < 2^e_m */
+static std::vector<double>
+sum_scales(const float *x, int64_t n, int32_t d)
 {
-	/* each column's scale: 2^(min(50, 61 - e_n) - e_m), n + 1 < 2^e_n, max |x| < 2^e_m */
 	std::vector<double> scale(d);
 	for (int32_t j = 0; j < d; j++)
 	{
@@ -56,6 +55,25 @@ ref_update(const float *x, int64_t n, int32_t d, const int32_t *labels, int32_t 
 		std::frexp(top > 0 ? top : 1.0, &e_m);
 		scale[j] = std::ldexp(1.0, std::min(50, 61 - e_n) - e_m);
 	}
+	return scale;
+}
+
+std::vector<float>
+ref_on_sum_grid(const std::vector<float> &x, int32_t d)
+{
+	const int64_t n = (int64_t) x.size() / d;
+	const std::vector<double> scale = sum_scales(x.data(), n, d);
+	std::vector<float> g(x.size());
+	for (size_t i = 0; i < x.size(); i++)
+		g[i] = (float) ((double) std::llrint((double) x[i] * scale[i % d]) / scale[i % d]);
+	return g;
+}
+
+double
+ref_update(const float *x, int64_t n, int32_t d, const int32_t *labels, int32_t k,
+		   double *centroids, int64_t *sizes)
+{
+	const std::vector<double> scale = sum_scales(x, n, d);
 	std::vector<long long> sums((size_t) k * d, 0);
 	std::fill(sizes, sizes + k, 0);
 	for (int64_t i = 0; i < n; i++)
@@ -104,9 +122,10 @@ assign_all(const std::vector<float> &x, int32_t d, const std::vector<double> &c,
 }
 
 RefResult
-ref_lloyd(const std::vector<float> &x, int32_t d, std::vector<double> centers, int max_iter,
+ref_lloyd(const std::vector<float> &data, int32_t d, std::vector<double> centers, int max_iter,
 		  double tol)
 {
+	const std::vector<float> x = ref_on_sum_grid(data, d);
 	int64_t		n = (int64_t) x.size() / d;
 	int32_t		k = (int32_t) (centers.size() / d);
 	double		tol_s = mean_variance(x, d) * tol;

@@ -31,6 +31,13 @@ int32_t		nearest_fp64(const float *x, const double *centroids, int32_t k, int32_
 double		ref_update(const float *x, int64_t n, int32_t d, const int32_t *labels, int32_t k,
 					   double *centroids, int64_t *sizes);
 
+/*
+ * x on its sums' grid, as the engine rounds its data before Lloyd: each
+ * value llrint(v * scale) / scale with ref_update's scale, so that the sums
+ * are exact and the assignment sees the values the update adds.
+ */
+std::vector<float> ref_on_sum_grid(const std::vector<float> &x, int32_t d);
+
 struct RefResult
 {
 	std::vector<int32_t> labels;
@@ -40,7 +47,7 @@ struct RefResult
 	bool		converged = false;
 };
 
-/* Lloyd from the given centers (k x d), scikit-learn 1.2 semantics, all in fp64. */
+/* Lloyd from the given centers (k x d), scikit-learn 1.2 semantics, all in fp64, on x on its sums' grid. */
 RefResult	ref_lloyd(const std::vector<float> &x, int32_t d, std::vector<double> centers,
 					  int max_iter, double tol);
 

@@ -303,3 +303,62 @@ TEST(CentroidSums, DeviceSizesFollowTheMovedRows)
 			run(start({8, 9, 10, 11, 12, 13, 14}), kmax, 3, "seven again");
 		}
 }
+
+/*
+ * A column whose small values are finer than its sums' grid (0 and 1 beside
+ * 1e16, 16 a step at n = 3; groups 0-45 beside 1e16): the run works on the
+ * data rounded to the grid, so each centroid is its rows' mean and the run
+ * reaches a fixed point (before, the assignment saw 1 where the sums saw 0,
+ * and Lloyd cycled to max_iter with its inertia rising to 4e25). Every
+ * method, as the fp64 reference on the rounded data.
+ */
+TEST(CentroidSums, ValuesFinerThanTheGridAreRoundedToIt)
+{
+	const std::vector<float> tiny = {0.0f, 1.0f, 1e16f};
+	std::vector<float> groups;
+	for (int i = 1; i <= 1000; i++)
+		groups.push_back((float) ((i % 5) * 10 + (i % 7) * 0.1));
+	groups.push_back(1e16f);
+	struct Case
+	{
+		const std::vector<float> *x;
+		int32_t		k;
+	};
+	for (const Case &c : {Case {&tiny, 3}, Case {&groups, 6}})
+	{
+		const std::vector<float> g = pgkm_test::ref_on_sum_grid(*c.x, 1);
+		for (int method : {PGKM_METHOD_LLOYD, PGKM_METHOD_HAMERLY, PGKM_METHOD_ELKAN,
+						   PGKM_METHOD_SORT, PGKM_METHOD_YINYANG, PGKM_METHOD_AUTO})
+		{
+			pgkm_options o = pgkm_test::cpu_options(c.k);
+			o.method = method;
+			o.tol = 0;
+			pgkm_test::EngineResult r = pgkm_test::run_engine(*c.x, 1, o);
+			ASSERT_EQ(r.status, PGKM_DONE) << r.err;
+			EXPECT_TRUE(r.converged) << "k " << c.k << " method " << method;
+			EXPECT_LT(r.iterations, 20) << method;
+			/* a fixed point of Lloyd on the rounded data: means of their rows, rows at their nearest */
+			std::vector<double> sum(r.k, 0.0);
+			std::vector<int64_t> cnt(r.k, 0);
+			double		inertia = 0;
+			for (size_t i = 0; i < g.size(); i++)
+			{
+				sum[r.labels[i]] += g[i];
+				cnt[r.labels[i]]++;
+				const double c0 = r.centroids[r.labels[i]];
+				inertia += (g[i] - c0) * (g[i] - c0);
+				for (int32_t q = 0; q < r.k; q++)
+					EXPECT_LE(std::fabs(g[i] - c0), std::fabs(g[i] - r.centroids[q])) << i;
+			}
+			for (int32_t q = 0; q < r.k; q++)
+			{
+				ASSERT_GT(cnt[q], 0);
+				EXPECT_EQ(r.centroids[q], sum[q] / cnt[q]) << "cluster " << q;
+			}
+			EXPECT_NEAR(r.inertia, inertia, 1e-9 * (1 + inertia));
+			pgkm_test::RefResult ref = pgkm_test::ref_lloyd(*c.x, 1, r.init, 300, 0.0);
+			EXPECT_EQ(ref.labels, r.labels) << method;
+			EXPECT_EQ(ref.iterations, r.iterations) << method;
+		}
+	}
+}
