@@ -161,6 +161,16 @@ SELECT kmeans_predict('nr_shifted_far', ARRAY[0.9e308]) <> kmeans_predict('nr_sh
   AS apart;
 SELECT kmeans_drop_model('nr_shifted_far');
 
+-- Tiny values beside a huge one: five groups 0..45.6 and one 1e16 in a
+-- column. The run works on the values rounded to its sums' grid (16 here),
+-- so it reaches a fixed point at once (it cycled to max_iter before), each
+-- centroid the mean of its rows there.
+CREATE TABLE sentinel AS
+SELECT (i % 5) * 10 + (i % 7) * 0.1 AS x FROM generate_series(1, 1000) i
+UNION ALL SELECT 1e16;
+SELECT converged, iterations, inertia, sizes FROM kmeans_fit('nr_sentinel', 'sentinel', ARRAY['x'], 6);
+SELECT kmeans_drop_model('nr_sentinel');
+
 -- Fewer distinct points than k: the NOTICE says what is true in double
 -- precision and at the engine's single precision (1e6 + 1e-9 and 1e6 are
 -- distinct doubles, but next to a range of 1e6 they coincide in single

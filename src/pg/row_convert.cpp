@@ -340,5 +340,5 @@ pgkm_report_fewer_clusters(const PgkmData *data, const pgkm_result *r)
 							   r->k, r->k_requested),
 				 errdetail("%s", r->kernel ?
 						   "Kernel k-means compares rows through their kernel values in single precision: rows the kernel maps to one point (x and -x for an even degree and coef0 0), or whose values coincide there, are one point to it." :
-						   "k-means computes in single precision, which resolves about 2^-24 of the largest value after centring each column; closer points coincide.")));
+						   "k-means computes in single precision, which resolves about 2^-24 of the largest value after centring each column (tiny values beside a huge one in a column: coarser, README \"Precision\"); closer points coincide.")));
 }
