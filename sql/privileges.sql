@@ -43,6 +43,31 @@ SELECT count(*) FROM kmeans('priv_pts', ARRAY['x', 'y'], 2);
 RESET ROLE;
 DROP TABLE priv_child;
 
+-- An error names a bad row only by what the role may select: its ctid, and
+-- its partition's name, only with those privileges (on either read path).
+CREATE TABLE priv_bad (id int, x float8) PARTITION BY RANGE (id);
+CREATE TABLE priv_bad_secret_name PARTITION OF priv_bad FOR VALUES FROM (0) TO (10);
+INSERT INTO priv_bad VALUES (1, 0), (2, 'NaN');
+GRANT SELECT (x) ON priv_bad TO regress_pgkm_bob;
+SET ROLE regress_pgkm_bob;
+SELECT * FROM kmeans_centroids('priv_bad', ARRAY['x'], 1);
+RESET ROLE;
+GRANT SELECT (ctid) ON priv_bad TO regress_pgkm_bob;
+SET ROLE regress_pgkm_bob;
+SELECT * FROM kmeans_centroids('priv_bad', ARRAY['x'], 1);
+RESET ROLE;
+GRANT SELECT (tableoid) ON priv_bad TO regress_pgkm_bob;
+SET ROLE regress_pgkm_bob;
+SELECT * FROM kmeans_centroids('priv_bad', ARRAY['x'], 1);
+RESET ROLE;
+ALTER TABLE priv_bad ENABLE ROW LEVEL SECURITY;
+CREATE POLICY priv_bad_all ON priv_bad USING (true);
+REVOKE SELECT (ctid, tableoid) ON priv_bad FROM regress_pgkm_bob;
+SET ROLE regress_pgkm_bob;
+SELECT * FROM kmeans_centroids('priv_bad', ARRAY['x'], 1);
+RESET ROLE;
+DROP TABLE priv_bad;
+
 -- A table in a schema without USAGE cannot be read by name or by OID,
 -- even with SELECT on the table: the same error as SELECT, for every function.
 CREATE SCHEMA regress_pgkm_hidden;

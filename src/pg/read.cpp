@@ -134,6 +134,10 @@ pgkm_scan(const PgkmArgs *args, bool need_tids, MemoryContext datacxt,
 	s.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "pg_kmeans row",
 									 ALLOCSET_DEFAULT_SIZES);
 
+	/* an error names a row only by what the caller may select anyway, on either path */
+	s.hide_tids = !need_tids && !pgkm_may_select_column(s.relid, SelfItemPointerAttributeNumber);
+	s.hide_tables = !need_tids && !pgkm_may_select_column(s.relid, TableOidAttributeNumber);
+
 	members = pgkm_member_relations(rel, &all_heap);
 	foreach(lc, members)
 	{

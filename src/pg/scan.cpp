@@ -22,14 +22,15 @@ extern "C"
 /*
  * Where a row is, for error messages: its ctid, and its table when that is
  * not the relation named in the call (a ctid is only unique within one
- * table). The query path may have neither (the caller may not select them).
+ * table); neither where the caller may not select it (the query path does
+ * not even read them then).
  */
 static void
 format_row(const PgkmScan *s, ItemPointer tid, char *buf, size_t len)
 {
-	if (tid == NULL)
+	if (tid == NULL || s->hide_tids)
 		snprintf(buf, len, "in a row of \"%s\"", s->relname);
-	else if (s->cur_relid == s->relid || s->cur_relid == InvalidOid)
+	else if (s->cur_relid == s->relid || s->cur_relid == InvalidOid || s->hide_tables)
 		snprintf(buf, len, "at ctid (%u,%u)", ItemPointerGetBlockNumberNoCheck(tid),
 				 (unsigned) ItemPointerGetOffsetNumberNoCheck(tid));
 	else

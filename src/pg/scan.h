@@ -45,6 +45,8 @@ typedef struct PgkmScan
 	int32		n_scalar;
 	int32		d;				/* -1 until the first usable row (array) */
 	bool		need_tids;		/* ctid and table of every row, for kmeans() */
+	bool		hide_tids;		/* errors may not name a row's ctid (the caller may not select it) */
+	bool		hide_tables;	/* nor its member table (nor select tableoid) */
 	MemoryContext datacxt;		/* owns x, tids and tables */
 	MemoryContext rowcxt;		/* per-row conversions, reset in batches */
 	float	   *x;
