@@ -130,16 +130,16 @@ RESET ROLE;
 SET ROLE regress_pgkm_bob;
 SELECT model, grantees FROM kmeans_models;
 RESET ROLE;
--- 'public' is every role.
+-- 'public' is every role, in any case (as GRANT ... TO PUBLIC).
 SET ROLE regress_pgkm_alice;
-SELECT kmeans_grant_model('regress_secret', 'public');
+SELECT kmeans_grant_model('regress_secret', 'PUBLIC');
 RESET ROLE;
 SET ROLE regress_pgkm_eve;
 SELECT model, grantees FROM kmeans_models;
 SELECT count(*) FROM kmeans_model_centroids('regress_secret');
 RESET ROLE;
 SET ROLE regress_pgkm_alice;
-SELECT kmeans_revoke_model('regress_secret', 'public');
+SELECT kmeans_revoke_model('regress_secret', 'Public');
 SELECT kmeans_revoke_model('regress_secret', 'regress_pgkm_readers');
 RESET ROLE;
 SET ROLE regress_pgkm_eve;

@@ -452,17 +452,25 @@ pgkm_kmeans_drop_model(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* kmeans_grant_model / kmeans_revoke_model(model, grantee): 'public' is every role. */
+/*
+ * kmeans_grant_model / kmeans_revoke_model(model, grantee): 'public' in any
+ * case is every role (as GRANT ... TO PUBLIC), unless a role has that exact
+ * name (a quoted "PUBLIC" may exist).
+ */
 static void
 grant_or_revoke(FunctionCallInfo fcinfo, bool grant)
 {
 	text	   *model = PG_GETARG_TEXT_PP(0);
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	Oid			grantee;
 	PgkmStore	st;
 	Oid			token;
 
 	prevent_write(grant ? "kmeans_grant_model()" : "kmeans_revoke_model()");
-	grantee = get_role_oid_or_public(text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	if (pg_strcasecmp(name, "public") == 0 && !OidIsValid(get_role_oid(name, true)))
+		grantee = ACL_ID_PUBLIC;
+	else
+		grantee = get_role_oid_or_public(name);
 	pgkm_store_open(fcinfo, &st);
 	token = owned_model_token(&st, model, grant ? "grant its use" : "revoke its use");
 	pgkm_token_grant(&st, token, grantee, grant);
