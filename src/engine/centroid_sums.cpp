@@ -7,6 +7,7 @@
 #include "simd.h"
 #include "thread_pool.h"
 
+#include <cmath>
 #include <vector>
 
 namespace pgkm
@@ -84,10 +85,12 @@ void
 round_to_sum_grid(float *x, int64_t n, int32_t d, const float *maxabs, ThreadPool *pool)
 {
 	std::vector<double> scale(d), inv(d);
+	std::vector<float> below(d);
 	for (int32_t j = 0; j < d; j++)
 	{
 		scale[j] = fixed_point_scale(n, maxabs[j]);
 		inv[j] = 1.0 / scale[j];	/* a power of two: exact */
+		below[j] = (float) (0x1p24 * inv[j]);	/* float resolves the grid from 2^24 steps up */
 	}
 	const int64_t nchunks = (n + GRID_CHUNK_ROWS - 1) / GRID_CHUNK_ROWS;
 	pool->parallel_for(nchunks, [&](int64_t ch, int) {
@@ -95,12 +98,14 @@ round_to_sum_grid(float *x, int64_t n, int32_t d, const float *maxabs, ThreadPoo
 		for (int64_t i = ch * GRID_CHUNK_ROWS; i < r1; i++)
 			for (int32_t j = 0; j < d; j++)
 			{
+				float	   &v = x[i * d + j];
+				if (!(std::fabs(v) < below[j]))
+					continue;	/* on the grid: read only, no write-back */
 				/*
 				 * rint as fixed_point rounds (|v scale| < 2^50: adding 1.5 2^52
 				 * rounds to an integer, half to even); the float of a grid
 				 * value below 2^24 steps is exact
 				 */
-				float	   &v = x[i * d + j];
 				const double r = ((double) v * scale[j] + 6755399441055744.0) - 6755399441055744.0;
 				v = (float) (r * inv[j]);
 			}
