@@ -7,7 +7,7 @@
 #include "simd.h"
 #include "thread_pool.h"
 
-#include <cmath>
+#include <atomic>
 #include <vector>
 
 namespace pgkm
@@ -78,38 +78,70 @@ move_rows_fixed(const float *x, int32_t d, const int32_t *rows, const int32_t *f
 	}
 }
 
-/* Rows per task of round_to_sum_grid. */
-static constexpr int64_t GRID_CHUNK_ROWS = 16384;
+/* Values per test of put_on_sum_grid, and values per task (a multiple). */
+static constexpr int64_t GRID_BLOCK = 256;
+static constexpr int64_t GRID_TASK = 1 << 18;
 
-void
-round_to_sum_grid(float *x, int64_t n, int32_t d, const float *maxabs, ThreadPool *pool)
+/* Whether a value of x[0, cnt) is nonzero and below lim in magnitude. */
+PGKM_TARGET_CLONES static bool
+any_small(const float *x, int64_t cnt, float lim)
 {
-	std::vector<double> scale(d), inv(d);
+	const vf8	l = splat(lim), zero = {};
+	vi8			hit = {};
+	int64_t		t = 0;
+	for (; t + 8 <= cnt; t += 8)
+	{
+		vi8			bits;
+		std::memcpy(&bits, x + t, sizeof(bits));
+		bits &= 0x7fffffff;		/* |v| */
+		vf8			a;
+		std::memcpy(&a, &bits, sizeof(a));
+		hit |= (a < l) & (a > zero);
+	}
+	bool		any = false;
+	for (int i = 0; i < 8; i++)
+		any |= hit[i] != 0;
+	for (; t < cnt; t++)
+		any |= std::fabs(x[t]) < lim && x[t] != 0;
+	return any;
+}
+
+bool
+put_on_sum_grid(float *x, int64_t n, int32_t d, const float *maxabs, ThreadPool *pool)
+{
+	std::vector<double> scale(d);
 	std::vector<float> below(d);
+	float		below_max = 0;
 	for (int32_t j = 0; j < d; j++)
 	{
 		scale[j] = fixed_point_scale(n, maxabs[j]);
-		inv[j] = 1.0 / scale[j];	/* a power of two: exact */
-		below[j] = (float) (0x1p24 * inv[j]);	/* float resolves the grid from 2^24 steps up */
+		below[j] = (float) (0x1p24 / scale[j]);	/* float resolves the grid from here up */
+		below_max = std::max(below_max, below[j]);
 	}
-	const int64_t nchunks = (n + GRID_CHUNK_ROWS - 1) / GRID_CHUNK_ROWS;
-	pool->parallel_for(nchunks, [&](int64_t ch, int) {
-		const int64_t r1 = std::min(n, (ch + 1) * GRID_CHUNK_ROWS);
-		for (int64_t i = ch * GRID_CHUNK_ROWS; i < r1; i++)
-			for (int32_t j = 0; j < d; j++)
+	const int64_t total = n * d, ntasks = (total + GRID_TASK - 1) / GRID_TASK;
+	std::atomic<bool> changed {false};
+	pool->parallel_for(ntasks, [&](int64_t task, int) {
+		const int64_t t1 = std::min(total, (task + 1) * GRID_TASK);
+		for (int64_t b = task * GRID_TASK; b < t1; b += GRID_BLOCK)
+		{
+			const int64_t e = std::min(t1, b + GRID_BLOCK);
+			if (!any_small(x + b, e - b, below_max))
+				continue;
+			for (int64_t t = b; t < e; t++)
 			{
-				float	   &v = x[i * d + j];
-				if (!(std::fabs(v) < below[j]))
-					continue;	/* on the grid: read only, no write-back */
-				/*
-				 * rint as fixed_point rounds (|v scale| < 2^50: adding 1.5 2^52
-				 * rounds to an integer, half to even); the float of a grid
-				 * value below 2^24 steps is exact
-				 */
-				const double r = ((double) v * scale[j] + 6755399441055744.0) - 6755399441055744.0;
-				v = (float) (r * inv[j]);
+				const int32_t j = (int32_t) (t % d);
+				if (!(std::fabs(x[t]) < below[j] && x[t] != 0))
+					continue;
+				const float q = on_sum_grid(x[t], scale[j]);
+				if (q != x[t])
+				{
+					x[t] = q;
+					changed.store(true, std::memory_order_relaxed);
+				}
 			}
+		}
 	});
+	return changed.load();
 }
 
 /* Listed rows ahead whose first line add_listed asks for. */

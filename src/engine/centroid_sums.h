@@ -54,14 +54,28 @@ fixed_point(float v, double scale)
 }
 
 /*
- * x (n x d) in place on its sums' grid: each value becomes rint(v * scale[j])
- * / scale[j], scale[j] = fixed_point_scale(n, maxabs[j]). Only values below
- * 2^24 steps of the grid change (float resolves the others), so the sums
- * are then exact: a cluster's centroid is its rows' mean, the assignment
- * and the update see the same values, and Lloyd cannot cycle on a column
- * whose tiny values the sums would merge (0 and 1 beside 1e16).
+ * v on its column's grid, rint(v * scale) / scale, rounded as fixed_point
+ * rounds (|v scale| < 2^50: adding 1.5 2^52 rounds to an integer, half to
+ * even). Exact in float for a value below 2^24 steps, the only ones it
+ * changes. Data on the grid has exact sums: the assignment and the update
+ * see the same values, so Lloyd cannot cycle on a column whose tiny values
+ * the sums would merge (0 and 1 beside 1e16).
  */
-void		round_to_sum_grid(float *x, int64_t n, int32_t d, const float *maxabs, ThreadPool *pool);
+static inline float
+on_sum_grid(float v, double scale)
+{
+	const double r = ((double) v * scale + 6755399441055744.0) - 6755399441055744.0;
+	return (float) (r / scale);
+}
+
+/*
+ * x (n x d) in place on its sums' grid: each value below 2^24 steps of its
+ * column's grid becomes on_sum_grid(v, fixed_point_scale(n, maxabs[j]));
+ * float resolves the grid above that. Blocks with no such value (all but a
+ * few in most data) are only read, 8 lanes at a time. Returns whether any
+ * value changed.
+ */
+bool		put_on_sum_grid(float *x, int64_t n, int32_t d, const float *maxabs, ThreadPool *pool);
 
 /* A fixed-point sum as a value: (double) s / scale, with inv_scale = 1 / scale (exact). */
 static inline double

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -361,4 +362,46 @@ TEST(CentroidSums, ValuesFinerThanTheGridAreRoundedToIt)
 			EXPECT_EQ(ref.iterations, r.iterations) << method;
 		}
 	}
+}
+
+/*
+ * put_on_sum_grid against the reference's rounding, bit for bit: columns of
+ * different sizes with tiny values (both signs, zeros, subnormals) strewn
+ * at random, n and d that leave partial blocks and lanes, 1 and 3 threads;
+ * a second call changes nothing.
+ */
+TEST(CentroidSums, PutOnTheGridAsTheReference)
+{
+	std::mt19937_64 g(7);
+	for (int32_t d : {1, 3, 7, 17})
+		for (int64_t n : {1, 9, 1000, 40001})
+			for (int threads : {1, 3})
+			{
+				std::vector<float> x((size_t) n * d);
+				std::uniform_real_distribution<float> u(-1, 1);
+				for (size_t i = 0; i < x.size(); i++)
+				{
+					const int32_t j = (int32_t) (i % d);
+					float		v = u(g) * std::ldexp(1.0f, 6 * j - 20);
+					switch (g() % 16)
+					{
+						case 0: v *= 1e-12f; break;
+						case 1: v = 0; break;
+						case 2: v = -1e-40f; break;
+						default: break;
+					}
+					x[i] = v;
+				}
+				const std::vector<float> want = pgkm_test::ref_on_sum_grid(x, d);
+				const bool	differs = want != x;
+				std::vector<float> maxabs(d, 0.0f);
+				for (size_t i = 0; i < x.size(); i++)
+					maxabs[i % d] = std::max(maxabs[i % d], std::fabs(x[i]));
+				pgkm::ThreadPool pool(threads, nullptr, nullptr);
+				const bool	changed = pgkm::put_on_sum_grid(x.data(), n, d, maxabs.data(), &pool);
+				EXPECT_EQ(changed, differs) << d << " " << n;
+				ASSERT_EQ(0, std::memcmp(x.data(), want.data(), x.size() * sizeof(float)))
+					<< "d " << d << " n " << n << " threads " << threads;
+				EXPECT_FALSE(pgkm::put_on_sum_grid(x.data(), n, d, maxabs.data(), &pool));
+			}
 }
