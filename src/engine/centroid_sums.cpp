@@ -127,9 +127,10 @@ put_on_sum_grid(float *x, int64_t n, int32_t d, const float *maxabs, ThreadPool 
 			const int64_t e = std::min(t1, b + GRID_BLOCK);
 			if (!any_small(x + b, e - b, below_max))
 				continue;
+			int32_t		j = (int32_t) (b % d) - 1;
 			for (int64_t t = b; t < e; t++)
 			{
-				const int32_t j = (int32_t) (t % d);
+				j = j + 1 == d ? 0 : j + 1;	/* t's column */
 				if (!(std::fabs(x[t]) < below[j] && x[t] != 0))
 					continue;
 				const float q = on_sum_grid(x[t], scale[j]);
