@@ -166,7 +166,7 @@ typedef struct pgkm_run pgkm_run;
  * pgkm_run_free. Except for method KERNEL the run first rounds it in place
  * to its centroid sums' grid, 2^-min(50, 61 - e_n) of each column's largest
  * |value| (n + 1 < 2^e_n): only values below 2^24 steps change (below
- * 2^-26 of the maximum up to 2,047 rows, 2^-13 at 10M rows), and every
+ * 2^-26 of the maximum up to 2,046 rows, 2^-13 at 10M rows), and every
  * result is that of the rounded data. Returns PGKM_OK and *out, or an error
  * status with a message.
  */
