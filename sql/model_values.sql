@@ -29,10 +29,13 @@ SELECT kmeans_model_values_ok(1, 1, '{{0}}', NULL, '{1}', '{0}', 0) AS ok,
        kmeans_model_values_ok(1, 1, '{{0}}', NULL, '{1}', '{0}', NULL) AS null_inertia,
        kmeans_model_values_ok(NULL, 1, '{{0}}', NULL, '{1}', '{0}', 0) AS null_k,
        kmeans_model_values_ok(1, 1, '{{0}}', NULL, '{1}', NULL, 0) AS null_cluster_inertia;
+SELECT kmeans_model_grid_ok(2, '{46,-3}') AS grid, kmeans_model_grid_ok(2, NULL) AS no_grid,
+       kmeans_model_grid_ok(2, '{46}') AS short, kmeans_model_grid_ok(NULL, '{1}') AS null_d,
+       kmeans_model_grid_ok(1, '{5000}') AS out_of_range, kmeans_model_grid_ok(1, '{{1}}') AS two_d;
 
 -- With the constraints dropped, each hand-written value is reported, never
 -- used: predict and model_centroids both refuse the model.
-ALTER TABLE kmeans_model_store DROP CONSTRAINT kmeans_model_values;
+ALTER TABLE kmeans_model_store DROP CONSTRAINT kmeans_model_values, DROP CONSTRAINT kmeans_model_grid;
 ALTER TABLE kmeans_model_store ALTER centroids DROP NOT NULL, ALTER sizes DROP NOT NULL,
     ALTER cluster_inertia DROP NOT NULL, ALTER inertia DROP NOT NULL,
     ALTER k DROP NOT NULL, ALTER d DROP NOT NULL;
@@ -44,7 +47,8 @@ DECLARE
   c text;
 BEGIN
   UPDATE kmeans_model_store s SET centroids = g.centroids, initial_centroids = g.initial_centroids,
-      sizes = g.sizes, cluster_inertia = g.cluster_inertia, inertia = g.inertia, k = g.k, d = g.d
+      sizes = g.sizes, cluster_inertia = g.cluster_inertia, inertia = g.inertia, k = g.k, d = g.d,
+      sum_scale_log2 = g.sum_scale_log2
   FROM v_good g WHERE s.model = 'regress_v';
   EXECUTE 'UPDATE kmeans_model_store SET ' || set_clause || ' WHERE model = ''regress_v''';
   BEGIN
@@ -91,7 +95,10 @@ FROM (VALUES
   ('inertia = NULL'),
   ('inertia = ''NaN'''),
   ('inertia = ''-Infinity'''),
-  ('centroids = ''[0:1][5:6]={{0,0.5},{10,10.5}}''')) v(set_clause),
+  ('centroids = ''[0:1][5:6]={{0,0.5},{10,10.5}}'''),
+  ('sum_scale_log2 = ''{46}'''),
+  ('sum_scale_log2 = ''{46,NULL}'''),
+  ('sum_scale_log2 = ''{46,5000}''')) v(set_clause),
 LATERAL regress_corrupt(set_clause) r;
 -- A corrupt model can still be dropped.
 UPDATE kmeans_model_store SET centroids = NULL WHERE model = 'regress_v';
@@ -104,4 +111,5 @@ ALTER TABLE kmeans_model_store ALTER centroids SET NOT NULL, ALTER sizes SET NOT
     ALTER cluster_inertia SET NOT NULL, ALTER inertia SET NOT NULL,
     ALTER k SET NOT NULL, ALTER d SET NOT NULL,
     ADD CONSTRAINT kmeans_model_values CHECK (kmeans_model_values_ok(k, d, centroids,
-        initial_centroids, sizes, cluster_inertia, inertia));
+        initial_centroids, sizes, cluster_inertia, inertia)),
+    ADD CONSTRAINT kmeans_model_grid CHECK (kmeans_model_grid_ok(d, sum_scale_log2));

@@ -48,6 +48,16 @@ LANGUAGE C IMMUTABLE SECURITY INVOKER PARALLEL SAFE;
 COMMENT ON FUNCTION kmeans_model_kernel_ok(text, integer, integer, real[], integer[], double precision[], double precision[], integer)
     IS 'whether a stored k-means model has valid buffer units and exactly the kernel k-means values its method needs (used by the model store''s CHECK)';
 
+-- True when a model's sums' grid is d exponents (1 / the grid step of each
+-- column, a power of two, in the buffer's units) or NULL (none kept: kernel
+-- k-means, whose data is not put on a grid).
+CREATE FUNCTION kmeans_model_grid_ok(d integer, sum_scale_log2 integer[])
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'pgkm_kmeans_model_grid_ok'
+LANGUAGE C IMMUTABLE SECURITY INVOKER PARALLEL SAFE;
+COMMENT ON FUNCTION kmeans_model_grid_ok(integer, integer[])
+    IS 'whether a stored k-means model''s sums'' grid is d exponents or NULL (used by the model store''s CHECK)';
+
 -- Every model. Only the C functions write it, after their own checks, as
 -- this table's owner. SELECT for the database owner, because pg_dump needs it.
 CREATE TABLE kmeans_model_store (
@@ -78,12 +88,15 @@ CREATE TABLE kmeans_model_store (
     kernel_norms      double precision[],
     shift             double precision[],
     scale_log2        integer,
+    sum_scale_log2    integer[],
     CONSTRAINT kmeans_model_values
     CHECK (@extschema@.kmeans_model_values_ok(k, d, centroids, initial_centroids, sizes,
                                               cluster_inertia, inertia)),
     CONSTRAINT kmeans_model_kernel_values
     CHECK (@extschema@.kmeans_model_kernel_ok(method, k, d, kernel_rows, kernel_members,
-                                              kernel_norms, shift, scale_log2))
+                                              kernel_norms, shift, scale_log2)),
+    CONSTRAINT kmeans_model_grid
+    CHECK (@extschema@.kmeans_model_grid_ok(d, sum_scale_log2))
 );
 COMMENT ON TABLE kmeans_model_store IS 'pg_kmeans models (private: read them through kmeans_models)';
 REVOKE ALL ON kmeans_model_store FROM PUBLIC;

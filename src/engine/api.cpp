@@ -6,6 +6,7 @@
  */
 #include "argmin_kernels.h"
 #include "auto_assign.h"
+#include "centroid_sums.h"
 #include "bounded_assign.h"
 #include "cpu_assign.h"
 #include "device.h"
@@ -259,7 +260,7 @@ pgkm_gpu_available(const char *plugin_path, char *info, size_t infolen)
 
 extern "C" int32_t
 pgkm_nearest(const double *centroids, int32_t k, int32_t d, const pgkm_options *units,
-			 const double *x, double *dist2)
+			 const double *sum_scales, const double *x, double *dist2)
 {
 	if (!centroids || !x || k < 1 || d < 1)
 		return -1;
@@ -269,12 +270,15 @@ pgkm_nearest(const double *centroids, int32_t k, int32_t d, const pgkm_options *
 		const double *p = x;
 		if (units)
 		{
-			/* x as the fit's buffer would hold it, back in the caller's units */
+			/* x as the fit's buffer (and grid) would hold it, back in the caller's units */
 			const Units u(units->shift, units->scale_log2, d);
 			image.resize(d);
 			for (int32_t j = 0; j < d; j++)
 			{
-				const double c = u.coordinate(u.to_buffer(x[j], j), j);
+				double		v = u.to_buffer(x[j], j);
+				if (sum_scales)
+					v = on_sum_grid_if_below(v, sum_scales[j]);
+				const double c = u.coordinate(v, j);
 				image[j] = std::isfinite(c) ? c : x[j];
 			}
 			p = image.data();

@@ -107,7 +107,8 @@ any_small(const float *x, int64_t cnt, float lim)
 }
 
 bool
-put_on_sum_grid(float *x, int64_t n, int32_t d, const float *maxabs, ThreadPool *pool)
+put_on_sum_grid(float *x, int64_t n, int32_t d, const float *maxabs, ThreadPool *pool,
+				std::vector<double> *scales)
 {
 	std::vector<double> scale(d);
 	std::vector<float> below(d);
@@ -119,6 +120,8 @@ put_on_sum_grid(float *x, int64_t n, int32_t d, const float *maxabs, ThreadPool 
 		below_max = std::max(below_max, below[j]);
 	}
 	const int64_t total = n * d, ntasks = (total + GRID_TASK - 1) / GRID_TASK;
+	if (scales)
+		*scales = scale;
 	std::atomic<bool> changed {false};
 	pool->parallel_for(ntasks, [&](int64_t task, int) {
 		const int64_t t1 = std::min(total, (task + 1) * GRID_TASK);

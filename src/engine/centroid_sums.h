@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace pgkm
 {
@@ -73,9 +74,17 @@ on_sum_grid(float v, double scale)
  * column's grid becomes on_sum_grid(v, fixed_point_scale(n, maxabs[j]));
  * float resolves the grid above that. Blocks with no such value (all but a
  * few in most data) are only read, 8 lanes at a time. Returns whether any
- * value changed.
+ * value changed; scales (when given) gets the d scales.
  */
-bool		put_on_sum_grid(float *x, int64_t n, int32_t d, const float *maxabs, ThreadPool *pool);
+bool		put_on_sum_grid(float *x, int64_t n, int32_t d, const float *maxabs, ThreadPool *pool,
+							std::vector<double> *scales = nullptr);
+
+/* A value in x's units on the grid of a column of that scale, where it is below 2^24 steps (v itself above). */
+static inline double
+on_sum_grid_if_below(double v, double scale)
+{
+	return std::fabs(v) < 0x1p24 / scale ? (double) on_sum_grid((float) v, scale) : v;
+}
 
 /* A fixed-point sum as a value: (double) s / scale, with inv_scale = 1 / scale (exact). */
 static inline double

@@ -111,7 +111,7 @@ pgkm_run::pgkm_run(float *x, int64_t n, int32_t d, const pgkm_options &opt,
 	opt_.gpu_plugin_path = nullptr;	/* not kept: the caller's string may go away */
 	pool_.reset(new ThreadPool(useful_threads(opt.n_threads, n, d, opt.k), interrupt, interrupt_ctx));
 	DataStats	stats = data_statistics(x, n, d, pool_.get());
-	put_on_sum_grid(x, n, d, stats.maxabs.data(), pool_.get());
+	put_on_sum_grid(x, n, d, stats.maxabs.data(), pool_.get(), &sum_scales_);
 	mean_ = stats.mean;
 	tol_scaled_ = opt.tol == 0 ? 0 : stats.mean_var * opt.tol;
 	data_scale_ = stats.mean_var > 0 ? std::sqrt(stats.mean_var) : 1.0;
@@ -536,5 +536,6 @@ pgkm_run::result(pgkm_result *out) const
 	out->method_used = best_methods_.c_str();
 	out->distance_computations = methods_.distances();
 	out->distance_computations_lloyd = methods_.distances_lloyd();
+	out->sum_scales = sum_scales_.data();
 	return true;
 }

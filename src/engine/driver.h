@@ -81,6 +81,7 @@ private:
 	void	   *interrupt_ctx_;
 	pgkm::Units units_;			/* the caller's units: results are converted back */
 	std::vector<double> mean_;	/* the column means (k-means|| passes) */
+	std::vector<double> sum_scales_;	/* each column's sums' grid: 1 / its step (the data is on it) */
 	std::vector<double> given_;	/* INIT_GIVEN centroids, in the engine's units */
 	pgkm::Stopwatch clock_;
 

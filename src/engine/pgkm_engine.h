@@ -216,6 +216,11 @@ typedef struct pgkm_result
 	int64_t		distance_computations_lloyd;	/* what Lloyd would have
 												 * computed: n x k per pass */
 	const struct pgkm_kernel_result *kernel;	/* method KERNEL, else NULL */
+	const double *sum_scales;	/* d, in the engine's units (x's): the data
+								 * was put on each column's grid of step
+								 * 1 / sum_scales[j], a power of two, where
+								 * below 2^24 steps (pgkm_run_create); NULL
+								 * for method KERNEL. For pgkm_nearest. */
 } pgkm_result;
 
 /* The SQL name of a method ("lloyd", "elkan", ...), NULL if unknown. */
@@ -288,14 +293,16 @@ int32_t		pgkm_kernel_nearest(const pgkm_options *kernel, const float *rows,
  * sum_j (a_j - b_j)(a_j + b_j - 2 x_j) with power-of-two scaling, so no
  * intermediate overflows and no common term hides the difference. units
  * (NULL: none) gives the fit's buffer (its shift and scale_log2 only): x is
- * first rounded to the float that buffer would hold, so a training row
- * gets the label the fit gave its float (up to fp64 rounding of the shift).
- * *dist2 (if non-NULL): the squared distance of that x, +Infinity only
- * when it exceeds double's range. -1 for bad arguments or a failed
- * allocation.
+ * first rounded to the float that buffer would hold, and with sum_scales
+ * (the fit's pgkm_result.sum_scales, d values, or NULL) to the sums' grid
+ * as the fit's data was, so a training row gets the label the fit gave it
+ * (up to fp64 rounding of the shift). *dist2 (if non-NULL): the squared
+ * distance of that x, +Infinity only when it exceeds double's range. -1
+ * for bad arguments or a failed allocation.
  */
 int32_t		pgkm_nearest(const double *centroids, int32_t k, int32_t d,
-						 const pgkm_options *units, const double *x, double *dist2);
+						 const pgkm_options *units, const double *sum_scales,
+						 const double *x, double *dist2);
 
 #ifdef __cplusplus
 }

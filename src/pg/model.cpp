@@ -51,8 +51,9 @@ prevent_write(const char *function)
 
 /*
  * The units of the fit's float buffer, float((v - shift) * 2^scale_log2),
- * with that shift (NULL for none) and scale: prediction rounds its features
- * as the training rows were rounded, so that they get their fitted labels.
+ * with that shift (NULL for none) and scale, and the sums' grid the data was
+ * put on: prediction rounds its features as the training rows were rounded,
+ * so that they get their fitted labels.
  */
 static void
 add_units(const PgkmClustering *c, PgkmStoreRow *row)
@@ -63,6 +64,17 @@ add_units(const PgkmClustering *c, PgkmStoreRow *row)
 	else
 		pgkm_store_set_null(row, "shift", FLOAT8ARRAYOID);
 	pgkm_store_set(row, "scale_log2", INT4OID, Int32GetDatum(c->data.scale_log2));
+	if (c->result.sum_scales != NULL)
+	{
+		int32	   *e = (int32 *) palloc(sizeof(int32) * c->result.d);
+
+		for (int32 j = 0; j < c->result.d; j++)
+			e[j] = std::ilogb(c->result.sum_scales[j]);	/* powers of two */
+		pgkm_store_set(row, "sum_scale_log2", INT4ARRAYOID,
+					   PointerGetDatum(pgkm_array_from(e, c->result.d, 0, INT4OID)));
+	}
+	else
+		pgkm_store_set_null(row, "sum_scale_log2", INT4ARRAYOID);
 }
 
 /*
@@ -388,7 +400,8 @@ pgkm_kmeans_predict(PG_FUNCTION_ARGS)
 	}
 	{
 		int32		c = pgkm_nearest(cache->m.centroids, cache->m.k, cache->m.d,
-									 cache->m.units_known ? &cache->m.kernel : NULL, x, &dist2);
+									 cache->m.units_known ? &cache->m.kernel : NULL,
+									 cache->m.units_known ? cache->m.sum_scales : NULL, x, &dist2);
 
 		if (c < 0)
 			ereport(ERROR,

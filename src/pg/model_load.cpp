@@ -133,7 +133,7 @@ load_store_values(PgkmStore *st, text *model, const char *name, MemoryContext cx
 	}
 
 	pgkm_store_exec(st, true,
-					psprintf("SELECT kernel_rows, kernel_members, kernel_norms, shift, scale_log2 FROM %s "
+					psprintf("SELECT kernel_rows, kernel_members, kernel_norms, shift, scale_log2, sum_scale_log2 FROM %s "
 							 "WHERE model OPERATOR(pg_catalog.=) $1 AND token OPERATOR(pg_catalog.=) $2",
 							 st->store),
 					2, types, vals, NULL, true, SPI_OK_SELECT);
@@ -150,6 +150,19 @@ load_store_values(PgkmStore *st, text *model, const char *name, MemoryContext cx
 	if (problem != NULL)
 		report_corrupt(name, problem);
 	out->units_known = !kv.scale_null;
+	{
+		ArrayType  *grid = model_array(name, 6, INT4ARRAYOID);
+
+		problem = pgkm_model_grid_problem(out->d, grid);
+		if (problem != NULL)
+			report_corrupt(name, problem);
+		if (grid != NULL)
+		{
+			out->sum_scales = (double *) MemoryContextAlloc(cxt, sizeof(double) * out->d);
+			for (int32 j = 0; j < out->d; j++)
+				out->sum_scales[j] = std::ldexp(1.0, ((const int32 *) ARR_DATA_PTR(grid))[j]);
+		}
+	}
 	if (kv.shift != NULL)
 		out->kernel.shift = (double *)
 			pgkm_array_data_copy(kv.shift, sizeof(double) * out->d, cxt);
@@ -224,5 +237,7 @@ pgkm_model_free(PgkmModel *m)
 		pfree(m->kernel_norms);
 	if (m->kernel.shift)
 		pfree((void *) m->kernel.shift);
+	if (m->sum_scales)
+		pfree(m->sum_scales);
 	memset(m, 0, sizeof(*m));
 }

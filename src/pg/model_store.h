@@ -19,6 +19,7 @@ typedef struct PgkmModel
 	double	   *cluster_inertia;	/* k */
 	/* the fit's float buffer units (shift, scale_log2; known false: features are not rounded) */
 	bool		units_known;
+	double	   *sum_scales;		/* d: the fit's sums' grid in the buffer's units, or NULL */
 	/* a kernel k-means model (kernel_rows NULL otherwise): what prediction needs */
 	pgkm_options kernel;		/* kernel, gamma, coef0, degree; shift, scale_log2: the units */
 	int64		kernel_n;		/* training rows */
@@ -63,6 +64,9 @@ typedef struct PgkmKernelValues
 
 /* Why these are not what the model needs (a sentence), or NULL. k, d valid. */
 extern const char *pgkm_model_kernel_problem(const PgkmKernelValues *v);
+
+/* Why a model's sums' grid (integer[] of d exponents, or NULL) is not usable, or NULL. */
+extern const char *pgkm_model_grid_problem(int32 d, const ArrayType *g);
 
 /* ---- the store (model_store.cpp) ---- */
 

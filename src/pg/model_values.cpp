@@ -13,6 +13,7 @@ extern "C"
 {
 PG_FUNCTION_INFO_V1(pgkm_kmeans_model_values_ok);
 PG_FUNCTION_INFO_V1(pgkm_kmeans_model_kernel_ok);
+PG_FUNCTION_INFO_V1(pgkm_kmeans_model_grid_ok);
 }
 
 /* Problem of a float8 array that must be rows x cols (cols 0: 1-D of rows). */
@@ -186,4 +187,34 @@ pgkm_kmeans_model_kernel_ok(PG_FUNCTION_ARGS)
 	if (!kd_ok && ((v.method != NULL && strcmp(v.method, "kernel") == 0) || v.shift != NULL))
 		PG_RETURN_BOOL(false);
 	PG_RETURN_BOOL(pgkm_model_kernel_problem(&v) == NULL);
+}
+
+/* The sums' grid of a model: NULL, or d integer exponents within double's range. */
+const char *
+pgkm_model_grid_problem(int32 d, const ArrayType *g)
+{
+	if (g == NULL)
+		return NULL;
+	if (d < 1 || ARR_ELEMTYPE(g) != INT4OID || ARR_NDIM(g) != 1 || ARR_DIMS(g)[0] != d ||
+		ARR_HASNULL(g))
+		return "Its sums' grid is not d integers.";
+	for (int32 j = 0; j < d; j++)
+	{
+		const int32 e = ((const int32 *) ARR_DATA_PTR(g))[j];
+
+		if (e < -1000 || e > 1000)
+			return "Its sums' grid is out of range.";
+	}
+	return NULL;
+}
+
+/* kmeans_model_grid_ok(d, sum_scale_log2): the store's third CHECK (not strict: NULL is no grid). */
+extern "C" Datum
+pgkm_kmeans_model_grid_ok(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(1))
+		PG_RETURN_BOOL(true);
+	if (PG_ARGISNULL(0))
+		PG_RETURN_BOOL(false);
+	PG_RETURN_BOOL(pgkm_model_grid_problem(PG_GETARG_INT32(0), PG_GETARG_ARRAYTYPE_P(1)) == NULL);
 }

@@ -151,10 +151,10 @@ TEST(Api, NearestAndEstimate)
 {
 	std::vector<double> c = {0, 0, 10, 10, 5, 5};
 	double		x[2] = {6, 4.5}, d2v = -1;
-	EXPECT_EQ(pgkm_nearest(c.data(), 3, 2, nullptr, x, &d2v), 2);
+	EXPECT_EQ(pgkm_nearest(c.data(), 3, 2, nullptr, nullptr, x, &d2v), 2);
 	EXPECT_DOUBLE_EQ(d2v, 1 + 0.25);
 	double		tie[2] = {2.5, 2.5};
-	EXPECT_EQ(pgkm_nearest(c.data(), 3, 2, nullptr, tie, nullptr), 0);	/* lowest index on ties */
+	EXPECT_EQ(pgkm_nearest(c.data(), 3, 2, nullptr, nullptr, tie, nullptr), 0);	/* lowest index on ties */
 	pgkm_options o = cpu_options(64);
 	int64_t		small = pgkm_estimate_bytes(1000, 16, &o);
 	int64_t		big = pgkm_estimate_bytes(1000000, 16, &o);

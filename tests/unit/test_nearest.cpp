@@ -20,16 +20,16 @@ TEST(Nearest, HugeCommonTermDoesNotHideTheNearest)
 	const double c[] = {0, 0.5, 0, 100.5};
 	const double x[] = {1e200, 100};
 	double		dist2 = 0;
-	EXPECT_EQ(pgkm_nearest(c, 2, 2, nullptr, x, &dist2), 1);
+	EXPECT_EQ(pgkm_nearest(c, 2, 2, nullptr, nullptr, x, &dist2), 1);
 	EXPECT_TRUE(std::isinf(dist2));	/* 1e400 is beyond double: +Infinity, documented */
 	/* the same below overflow, where 1e300 absorbs the 1e-10 difference in a plain sum */
 	const double x2[] = {1e150, 100};
-	EXPECT_EQ(pgkm_nearest(c, 2, 2, nullptr, x2, &dist2), 1);
+	EXPECT_EQ(pgkm_nearest(c, 2, 2, nullptr, nullptr, x2, &dist2), 1);
 	EXPECT_DOUBLE_EQ(dist2, 1e300);
 	/* ... and a huge coordinate that differs decides, however small the difference */
 	const double c3[] = {0, 0, 1e-290, 5};
 	const double x3[] = {1e300, 0};
-	EXPECT_EQ(pgkm_nearest(c3, 2, 2, nullptr, x3, nullptr), 1);	/* 1e-290 (1e-290 - 2e300) = -2e10 beats 5 * 5 */
+	EXPECT_EQ(pgkm_nearest(c3, 2, 2, nullptr, nullptr, x3, nullptr), 1);	/* 1e-290 (1e-290 - 2e300) = -2e10 beats 5 * 5 */
 }
 
 TEST(Nearest, ExtremesOfTheDoubleRange)
@@ -38,27 +38,27 @@ TEST(Nearest, ExtremesOfTheDoubleRange)
 	{
 		const double c[] = {-big, big, big, -big, 0, 0};
 		const double x[] = {big, -big};
-		EXPECT_EQ(pgkm_nearest(c, 3, 2, nullptr, x, nullptr), 1);
+		EXPECT_EQ(pgkm_nearest(c, 3, 2, nullptr, nullptr, x, nullptr), 1);
 		const double y[] = {-big, big};
-		EXPECT_EQ(pgkm_nearest(c, 3, 2, nullptr, y, nullptr), 0);
+		EXPECT_EQ(pgkm_nearest(c, 3, 2, nullptr, nullptr, y, nullptr), 0);
 		const double z[] = {1, -1};
-		EXPECT_EQ(pgkm_nearest(c, 3, 2, nullptr, z, nullptr), 2);
+		EXPECT_EQ(pgkm_nearest(c, 3, 2, nullptr, nullptr, z, nullptr), 2);
 	}
 	{
 		const double tiny = 4.9406564584124654e-324;	/* the smallest subnormal */
 		const double c[] = {0, 0, 2 * tiny, 2 * tiny, 5 * tiny, 0};
 		const double x[] = {2 * tiny, tiny};
 		double		dist2 = -1;
-		EXPECT_EQ(pgkm_nearest(c, 3, 2, nullptr, x, &dist2), 1);
+		EXPECT_EQ(pgkm_nearest(c, 3, 2, nullptr, nullptr, x, &dist2), 1);
 		EXPECT_EQ(dist2, 0.0);	/* tiny^2 underflows: the nearest representable */
 		const double y[] = {4 * tiny, 0};
-		EXPECT_EQ(pgkm_nearest(c, 3, 2, nullptr, y, nullptr), 2);
+		EXPECT_EQ(pgkm_nearest(c, 3, 2, nullptr, nullptr, y, nullptr), 2);
 	}
 	{
 		/* 1e-300 apart centroids next to a 1e300 coordinate they share */
 		const double c[] = {1e300, 1e-300, 1e300, 3e-300};
 		const double x[] = {-1e300, 2.5e-300};
-		EXPECT_EQ(pgkm_nearest(c, 2, 2, nullptr, x, nullptr), 1);
+		EXPECT_EQ(pgkm_nearest(c, 2, 2, nullptr, nullptr, x, nullptr), 1);
 	}
 }
 
@@ -66,13 +66,13 @@ TEST(Nearest, TiesGoToTheLowestIndex)
 {
 	const double c[] = {1, 1, 3, 3, 1, 1, 3, 3};
 	const double mid[] = {2, 2};
-	EXPECT_EQ(pgkm_nearest(c, 4, 2, nullptr, mid, nullptr), 0);
+	EXPECT_EQ(pgkm_nearest(c, 4, 2, nullptr, nullptr, mid, nullptr), 0);
 	const double near3[] = {3, 2.9};
-	EXPECT_EQ(pgkm_nearest(c, 4, 2, nullptr, near3, nullptr), 1);
+	EXPECT_EQ(pgkm_nearest(c, 4, 2, nullptr, nullptr, near3, nullptr), 1);
 	const double cb[] = {-1e300, 1e300};
 	const double zero[] = {0};
-	EXPECT_EQ(pgkm_nearest(cb, 2, 1, nullptr, zero, nullptr), 0);
-	EXPECT_EQ(pgkm_nearest(c, 0, 2, nullptr, mid, nullptr), -1);
+	EXPECT_EQ(pgkm_nearest(cb, 2, 1, nullptr, nullptr, zero, nullptr), 0);
+	EXPECT_EQ(pgkm_nearest(c, 0, 2, nullptr, nullptr, mid, nullptr), -1);
 }
 
 namespace
@@ -132,7 +132,7 @@ TEST(Nearest, RandomizedAgainstAnExactIntegerReference)
 				want = c;
 		for (int32_t c = want + 1; c < k; c++)
 			ties += exact_diff(t, d, c, want) == 0;
-		ASSERT_EQ(pgkm_nearest(cd.data(), k, d, nullptr, xd.data(), nullptr), want)
+		ASSERT_EQ(pgkm_nearest(cd.data(), k, d, nullptr, nullptr, xd.data(), nullptr), want)
 			<< "case " << rep << " E " << t.e << " d " << d << " k " << k;
 		cases++;
 	}
@@ -145,25 +145,25 @@ TEST(Nearest, SquaredDistanceWithoutOverflow)
 	const double c[] = {0, 0};
 	double		dist2 = 0;
 	const double x[] = {3, 4};
-	pgkm_nearest(c, 1, 2, nullptr, x, &dist2);
+	pgkm_nearest(c, 1, 2, nullptr, nullptr, x, &dist2);
 	EXPECT_EQ(dist2, 25.0);
 	const double y[] = {1e153, -1e153};
-	pgkm_nearest(c, 1, 2, nullptr, y, &dist2);
+	pgkm_nearest(c, 1, 2, nullptr, nullptr, y, &dist2);
 	EXPECT_DOUBLE_EQ(dist2, 2e306);
 	const double over[] = {1e154, 1e154};	/* 2e308: beyond double */
-	pgkm_nearest(c, 1, 2, nullptr, over, &dist2);
+	pgkm_nearest(c, 1, 2, nullptr, nullptr, over, &dist2);
 	EXPECT_TRUE(std::isinf(dist2));
 	const double sub[] = {3e-160, 4e-160};	/* 2.5e-319: a subnormal */
-	pgkm_nearest(c, 1, 2, nullptr, sub, &dist2);
+	pgkm_nearest(c, 1, 2, nullptr, nullptr, sub, &dist2);
 	EXPECT_NEAR(dist2, 2.5e-319, 1e-322);
 	/* the difference itself overflows: DBL_MAX - (-DBL_MAX) */
 	const double cm[] = {-DBL_MAX, 0};
 	const double xm[] = {DBL_MAX, 0};
-	pgkm_nearest(cm, 1, 2, nullptr, xm, &dist2);
+	pgkm_nearest(cm, 1, 2, nullptr, nullptr, xm, &dist2);
 	EXPECT_TRUE(std::isinf(dist2));
 	const double cs[] = {-DBL_MAX / 4, 0};
 	const double xs[] = {DBL_MAX / 4, 0};	/* difference DBL_MAX / 2: squared is beyond */
-	pgkm_nearest(cs, 1, 2, nullptr, xs, &dist2);
+	pgkm_nearest(cs, 1, 2, nullptr, nullptr, xs, &dist2);
 	EXPECT_TRUE(std::isinf(dist2));
 }
 
@@ -181,18 +181,36 @@ TEST(Nearest, UnitsRoundAsTheBuffer)
 	const double x[] = {0.49999810606241224};
 	pgkm_options u;
 	pgkm_options_default(&u);
-	EXPECT_EQ(pgkm_nearest(c, 2, 1, nullptr, x, nullptr), 0);
-	EXPECT_EQ(pgkm_nearest(c, 2, 1, &u, x, nullptr), 1);
+	EXPECT_EQ(pgkm_nearest(c, 2, 1, nullptr, nullptr, x, nullptr), 0);
+	EXPECT_EQ(pgkm_nearest(c, 2, 1, &u, nullptr, x, nullptr), 1);
 	/* the same geometry at an offset, in units of 2^-4 */
 	const double shift = 1000;
 	const double cs[] = {shift + std::ldexp(1.0, -4), shift + std::ldexp(-3.802788245689857e-06, -4)};
 	const double xs[] = {shift + std::ldexp(0.49999810606241224, -4)};
 	u.shift = &shift;
 	u.scale_log2 = 4;
-	EXPECT_EQ(pgkm_nearest(cs, 2, 1, nullptr, xs, nullptr), 0);
-	EXPECT_EQ(pgkm_nearest(cs, 2, 1, &u, xs, nullptr), 1);
+	EXPECT_EQ(pgkm_nearest(cs, 2, 1, nullptr, nullptr, xs, nullptr), 0);
+	EXPECT_EQ(pgkm_nearest(cs, 2, 1, &u, nullptr, xs, nullptr), 1);
 	const double far[] = {1e300};
-	EXPECT_EQ(pgkm_nearest(cs, 2, 1, &u, far, nullptr), 0);
+	EXPECT_EQ(pgkm_nearest(cs, 2, 1, &u, nullptr, far, nullptr), 0);
 	u.scale_log2 = 100000;			/* a bad transform: -1, no throw */
-	EXPECT_EQ(pgkm_nearest(cs, 2, 1, &u, xs, nullptr), -1);
+	EXPECT_EQ(pgkm_nearest(cs, 2, 1, &u, nullptr, xs, nullptr), -1);
+}
+
+/*
+ * With the fit's sums' grid too (an audit's case: rows 0, 0, 0, 9, 32, 32,
+ * 1e16, whose grid step is 16): 9 was clustered as 16, with the 32s, so
+ * it is predicted there although 9 itself is nearer the 0s; values at or
+ * above 2^24 steps are not touched.
+ */
+TEST(Nearest, SumsGridRoundsAsTheFit)
+{
+	const double c[] = {26.666666666666668, 1.0000000272564224e16, 0.0};
+	const double x[] = {9.0}, big[] = {1e16};
+	pgkm_options u;
+	pgkm_options_default(&u);
+	const double grid[] = {1.0 / 16};
+	EXPECT_EQ(pgkm_nearest(c, 3, 1, &u, nullptr, x, nullptr), 2);
+	EXPECT_EQ(pgkm_nearest(c, 3, 1, &u, grid, x, nullptr), 0);
+	EXPECT_EQ(pgkm_nearest(c, 3, 1, &u, grid, big, nullptr), 1);
 }
