@@ -166,8 +166,11 @@ pgkm_run::choose_device(const char *plugin_path)
 /*
  * FAISS-style repair: each empty cluster takes the centroid of the currently
  * largest cluster; the two are pushed apart by a small relative epsilon in
- * opposite directions (signs per feature: split_sign), and the largest
- * cluster's count is assumed split in two. Deterministic; returns the
+ * opposite directions (signs per feature: split_sign), of |b_j| plus the
+ * column's robust spread (not its variance, which a few far rows inflate:
+ * halves pushed that far leave their cluster, and Lloyd's inertia rose
+ * for hundreds of iterations), and the largest cluster's count is assumed
+ * split in two. Deterministic; returns the
  * repairs done. A cluster that is empty again right after taking part in a
  * split tries the next direction; after SPLIT_TRIES it was split from
  * identical points (fewer distinct points than k) and is given up (left
@@ -197,9 +200,11 @@ pgkm_run::repair_empty_clusters()
 			break;				/* nothing left to split */
 		double	   *a = centers + (size_t) ci * d;
 		double	   *b = centers + (size_t) cj * d;
+		if (split_scale_.empty())
+			split_scale_ = robust_column_spreads();
 		for (int32_t j = 0; j < d; j++)
 		{
-			double		delta = SPLIT_EPS * (std::fabs(b[j]) + data_scale_);
+			double		delta = SPLIT_EPS * (std::fabs(b[j]) + split_scale_[j]);
 			double		sgn = split_sign(j, split_tries_[ci]);
 			a[j] = b[j] + sgn * delta;
 			b[j] = b[j] - sgn * delta;
@@ -211,6 +216,45 @@ pgkm_run::repair_empty_clusters()
 	}
 	split_last_.swap(split_now);
 	return repairs;
+}
+
+/* Rows of the sample robust_column_spreads reads, at most. */
+static constexpr int64_t SPREAD_SAMPLE = 4096;
+
+/*
+ * Each column's median absolute deviation on evenly spaced rows (the data's
+ * scale where a split is pushed); where that is 0 (a column mostly of one
+ * value, perhaps with far rows), the median of the other columns' nonzero
+ * ones, else the data's overall scale. Computed at the run's first split.
+ */
+std::vector<double>
+pgkm_run::robust_column_spreads() const
+{
+	const int64_t m = std::min<int64_t>(n_, SPREAD_SAMPLE);
+	std::vector<double> spread(d_), v(m), nonzero;
+	for (int32_t j = 0; j < d_; j++)
+	{
+		for (int64_t r = 0; r < m; r++)
+			v[r] = x_[(r * n_ / m) * d_ + j];
+		std::nth_element(v.begin(), v.begin() + m / 2, v.end());
+		const double med = v[m / 2];
+		for (double &t : v)
+			t = std::fabs(t - med);
+		std::nth_element(v.begin(), v.begin() + m / 2, v.end());
+		spread[j] = v[m / 2];
+		if (spread[j] > 0)
+			nonzero.push_back(spread[j]);
+	}
+	double		fallback = data_scale_;
+	if (!nonzero.empty())
+	{
+		std::nth_element(nonzero.begin(), nonzero.begin() + nonzero.size() / 2, nonzero.end());
+		fallback = nonzero[nonzero.size() / 2];
+	}
+	for (double &s : spread)
+		if (s == 0)
+			s = fallback;
+	return spread;
 }
 
 /*

@@ -66,6 +66,7 @@ private:
 	void		step_final(pgkm_progress *progress);
 	void		finish();
 	int32_t		repair_empty_clusters();
+	std::vector<double> robust_column_spreads() const;
 	double		fill_empty_clusters();
 	void		drop_empty_clusters();
 	void		fill_progress(pgkm_progress *p, int32_t iteration, double inertia,
@@ -90,6 +91,7 @@ private:
 	std::unique_ptr<pgkm::Device> device_;
 	double		tol_scaled_ = 0;
 	double		data_scale_ = 1;
+	std::vector<double> split_scale_;	/* robust_column_spreads(), from the run's first split */
 	int			n_runs_ = 1;
 
 	/* the current run */
