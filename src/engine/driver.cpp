@@ -46,6 +46,9 @@ using namespace pgkm;
 /* Relative size of the symmetric perturbation used when splitting a cluster. */
 static constexpr double SPLIT_EPS = 1.0 / 1024.0;
 
+/* Centroid features a repair reads to cap its splits' pushes, at most (about 30 ms). */
+static constexpr int64_t SPLIT_NEAREST_WORK = (int64_t) 1 << 25;
+
 /*
  * Directions a split tries before it gives a cluster up. A split moves the
  * two halves by +-delta with a sign per feature; when that direction is
@@ -184,6 +187,7 @@ pgkm_run::repair_empty_clusters()
 	int32_t		repairs = 0;
 	std::vector<int64_t> sz(cur_.sizes.begin(), cur_.sizes.begin() + k);
 	std::vector<char> split_now(k, 0);
+	int64_t		nearest_work = 0;
 	for (int32_t ci = 0; ci < k; ci++)
 	{
 		if (sz[ci] != 0)
@@ -202,9 +206,35 @@ pgkm_run::repair_empty_clusters()
 		double	   *b = centers + (size_t) cj * d;
 		if (split_scale_.empty())
 			split_scale_ = robust_column_spreads();
+		/*
+		 * No farther than a quarter of the way to the nearest other
+		 * non-empty centroid, so that both halves stay in cj's cell and take
+		 * only rows they are nearer (a coordinate's own 2^-10 is 1.7e6 for
+		 * epoch seconds; a spread may be the whole data's). Within a work
+		 * budget per repair (k d per split); beyond it, uncapped.
+		 */
+		double		cap = INFINITY;
+		if (nearest_work + (int64_t) k * d <= SPLIT_NEAREST_WORK)
+		{
+			nearest_work += (int64_t) k * d;
+			double		best = INFINITY;
+			for (int32_t c = 0; c < k; c++)
+				if (c != cj && c != ci && sz[c] > 0)
+				{
+					double		s = 0;
+					for (int32_t j = 0; j < d; j++)
+					{
+						const double t = centers[(size_t) c * d + j] - b[j];
+						s += t * t;
+					}
+					best = std::min(best, s);
+				}
+			if (best > 0)
+				cap = std::sqrt(best / d) / 4;	/* per coordinate: |a - b| <= sqrt(d) cap = D / 4 */
+		}
 		for (int32_t j = 0; j < d; j++)
 		{
-			double		delta = SPLIT_EPS * (std::fabs(b[j]) + split_scale_[j]);
+			double		delta = std::min(SPLIT_EPS * (std::fabs(b[j]) + split_scale_[j]), cap);
 			double		sgn = split_sign(j, split_tries_[ci]);
 			a[j] = b[j] + sgn * delta;
 			b[j] = b[j] - sgn * delta;

@@ -297,4 +297,30 @@ TEST(EmptyClusters, SplitsIgnoreFarRowsScale)
 			EXPECT_LE(p.inertia, first) << "iteration " << p.iteration;
 		}
 	expect_fixed_point(ref_on_sum_grid(y, 2), 2, r2);
+
+	/*
+	 * One column, mostly zeros, and one 1e6 (its spread is 0 and there is
+	 * no other column: the data's scale, 1.9e5, would push halves 190 away
+	 * in a cluster 10 wide; the inertia went 2.1 -> 54 -> 442 -> 856,895).
+	 * The push stops a quarter of the way to the nearest other centroid.
+	 */
+	const float sm[] = {0, 9.3f, 0, 2.5f, 8.5f, 0, 0, 0, 1e6f, 0, 0, 0, 8.5f, 2.0f, 9.8f, 7.7f, 1.2f, 0,
+		1.8f, 0, 0, 0, 4.8f, 0, 0, 5.5f, 0};
+	const std::vector<float> z(std::begin(sm), std::end(sm));
+	pgkm_options o3 = cpu_options(7);
+	o3.init = PGKM_INIT_RANDOM;
+	o3.seed = 2;
+	o3.tol = 0;
+	const EngineResult r3 = run_engine(z, 1, o3);
+	ASSERT_EQ(r3.status, PGKM_DONE) << r3.err;
+	EXPECT_TRUE(r3.converged);
+	first = -1;
+	for (const pgkm_progress &p : r3.progress)
+		if (p.iteration >= 1)
+		{
+			if (first < 0)
+				first = p.inertia;
+			EXPECT_LE(p.inertia, first) << "iteration " << p.iteration;
+		}
+	expect_fixed_point(ref_on_sum_grid(z, 1), 1, r3);
 }
