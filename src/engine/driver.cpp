@@ -172,8 +172,8 @@ pgkm_run::choose_device(const char *plugin_path)
  * opposite directions (signs per feature: split_sign), of |b_j| plus the
  * column's robust spread (not its variance, which a few far rows inflate:
  * halves pushed that far leave their cluster, and Lloyd's inertia rose
- * for hundreds of iterations), and the largest cluster's count is assumed
- * split in two. Deterministic; returns the
+ * for hundreds of iterations), at most a quarter of the way to the nearest
+ * other centroid, and the largest cluster's count is assumed split in two. Deterministic; returns the
  * repairs done. A cluster that is empty again right after taking part in a
  * split tries the next direction; after SPLIT_TRIES it was split from
  * identical points (fewer distinct points than k) and is given up (left
