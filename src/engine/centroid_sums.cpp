@@ -116,7 +116,7 @@ put_on_sum_grid(float *x, int64_t n, int32_t d, const float *maxabs, ThreadPool 
 	for (int32_t j = 0; j < d; j++)
 	{
 		scale[j] = fixed_point_scale(n, maxabs[j]);
-		below[j] = (float) (0x1p24 / scale[j]);	/* float resolves the grid from here up */
+		below[j] = (float) sum_grid_below(scale[j]);
 		below_max = std::max(below_max, below[j]);
 	}
 	const int64_t total = n * d, ntasks = (total + GRID_TASK - 1) / GRID_TASK;

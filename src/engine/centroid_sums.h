@@ -79,11 +79,18 @@ on_sum_grid(float v, double scale)
 bool		put_on_sum_grid(float *x, int64_t n, int32_t d, const float *maxabs, ThreadPool *pool,
 							std::vector<double> *scales = nullptr);
 
+/* Where float stops resolving a column's grid of that scale: below 2^24 steps. */
+static inline double
+sum_grid_below(double scale)
+{
+	return 0x1p24 / scale;
+}
+
 /* A value in x's units on the grid of a column of that scale, where it is below 2^24 steps (v itself above). */
 static inline double
 on_sum_grid_if_below(double v, double scale)
 {
-	return std::fabs(v) < 0x1p24 / scale ? (double) on_sum_grid((float) v, scale) : v;
+	return std::fabs(v) < sum_grid_below(scale) ? (double) on_sum_grid((float) v, scale) : v;
 }
 
 /* A fixed-point sum as a value: (double) s / scale, with inv_scale = 1 / scale (exact). */

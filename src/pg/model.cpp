@@ -328,7 +328,6 @@ pgkm_kmeans_predict(PG_FUNCTION_ARGS)
 	PredictCache *cache = (PredictCache *) fcinfo->flinfo->fn_extra;
 	int			nfeat;
 	const double *x;
-	double		dist2;
 
 	if (!predict_cache_current(cache, model))
 	{
@@ -380,10 +379,10 @@ pgkm_kmeans_predict(PG_FUNCTION_ARGS)
 	if (cache->m.kernel_rows)
 	{
 		/* -1 only when the engine could not allocate its k sums (the model was checked) */
-		int32		c = pgkm_kernel_nearest(&cache->m.kernel, cache->m.kernel_rows,
+		int32		c = pgkm_kernel_nearest(&cache->m.opts, cache->m.kernel_rows,
 											cache->m.kernel_members, cache->m.kernel_n,
 											cache->m.d, cache->m.k, cache->m.kernel_norms,
-											x, &dist2);
+											x, NULL);
 
 		if (c == -2)
 			ereport(ERROR,
@@ -400,8 +399,8 @@ pgkm_kmeans_predict(PG_FUNCTION_ARGS)
 	}
 	{
 		int32		c = pgkm_nearest(cache->m.centroids, cache->m.k, cache->m.d,
-									 cache->m.units_known ? &cache->m.kernel : NULL,
-									 cache->m.units_known ? cache->m.sum_scales : NULL, x, &dist2);
+									 cache->m.units_known ? &cache->m.opts : NULL,
+									 cache->m.units_known ? cache->m.sum_scales : NULL, x, NULL);
 
 		if (c < 0)
 			ereport(ERROR,

@@ -112,7 +112,7 @@ load_store_values(PgkmStore *st, text *model, const char *name, MemoryContext cx
 	kernel = kv.method != NULL && strcmp(kv.method, "kernel") == 0;
 	vals[0] = PointerGetDatum(model);
 	vals[1] = model_column(name, 9, OIDOID, &isnull);
-	pgkm_options_default(&out->kernel);
+	pgkm_options_default(&out->opts);
 	if (kernel)
 	{
 		JsonbValue *kname = find_option(name, "kernel");
@@ -120,16 +120,16 @@ load_store_values(PgkmStore *st, text *model, const char *name, MemoryContext cx
 
 		if (kname == NULL || kname->type != jbvString ||
 			!pgkm_kernel_by_name(pnstrdup(kname->val.string.val, kname->val.string.len),
-								 &out->kernel.kernel))
+								 &out->opts.kernel))
 			report_corrupt(name, "Its options name no kernel.");
-		out->kernel.gamma = option_number(name, "gamma", 1.0);
-		out->kernel.coef0 = option_number(name, "coef0", 1.0);
+		out->opts.gamma = option_number(name, "gamma", 1.0);
+		out->opts.coef0 = option_number(name, "coef0", 1.0);
 		degree = option_number(name, "degree", 3.0);
-		if (!(out->kernel.gamma > 0) || std::isinf(out->kernel.gamma) ||
-			!std::isfinite(out->kernel.coef0) || !(degree >= 1 && degree <= PG_INT32_MAX) ||
+		if (!(out->opts.gamma > 0) || std::isinf(out->opts.gamma) ||
+			!std::isfinite(out->opts.coef0) || !(degree >= 1 && degree <= PG_INT32_MAX) ||
 			degree != std::floor(degree))
 			report_corrupt(name, "Its kernel parameters are out of range.");
-		out->kernel.degree = (int32) degree;
+		out->opts.degree = (int32) degree;
 	}
 
 	pgkm_store_exec(st, true,
@@ -164,12 +164,12 @@ load_store_values(PgkmStore *st, text *model, const char *name, MemoryContext cx
 		}
 	}
 	if (kv.shift != NULL)
-		out->kernel.shift = (double *)
+		out->opts.shift = (double *)
 			pgkm_array_data_copy(kv.shift, sizeof(double) * out->d, cxt);
-	out->kernel.scale_log2 = kv.scale_log2;
+	out->opts.scale_log2 = kv.scale_log2;
 	if (!kernel)
 		return;
-	if (kv.shift != NULL && pgkm_kernel_needs_origin(out->kernel.kernel))
+	if (kv.shift != NULL && pgkm_kernel_needs_origin(out->opts.kernel))
 		report_corrupt(name, "Its kernel depends on the origin, but its rows are shifted.");
 	out->kernel_n = ARR_DIMS(kv.rows)[0];
 	out->kernel_rows = (float *)
@@ -235,8 +235,8 @@ pgkm_model_free(PgkmModel *m)
 		pfree(m->kernel_members);
 	if (m->kernel_norms)
 		pfree(m->kernel_norms);
-	if (m->kernel.shift)
-		pfree((void *) m->kernel.shift);
+	if (m->opts.shift)
+		pfree((void *) m->opts.shift);
 	if (m->sum_scales)
 		pfree(m->sum_scales);
 	memset(m, 0, sizeof(*m));

@@ -17,11 +17,15 @@ typedef struct PgkmModel
 	double	   *centroids;		/* k x d, row-major */
 	int64	   *sizes;			/* k */
 	double	   *cluster_inertia;	/* k */
-	/* the fit's float buffer units (shift, scale_log2; known false: features are not rounded) */
+	/*
+	 * What prediction needs: opts holds the fit's float buffer units (shift,
+	 * scale_log2; units_known false: features are not rounded) and, for a
+	 * kernel model, its kernel, gamma, coef0 and degree
+	 */
+	pgkm_options opts;
 	bool		units_known;
 	double	   *sum_scales;		/* d: the fit's sums' grid in the buffer's units, or NULL */
-	/* a kernel k-means model (kernel_rows NULL otherwise): what prediction needs */
-	pgkm_options kernel;		/* kernel, gamma, coef0, degree; shift, scale_log2: the units */
+	/* a kernel k-means model (kernel_rows NULL otherwise) */
 	int64		kernel_n;		/* training rows */
 	float	   *kernel_rows;	/* kernel_n x d */
 	int32	   *kernel_members; /* kernel_n, cluster in 0..k-1 or -1 */

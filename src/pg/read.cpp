@@ -28,8 +28,8 @@ extern "C"
  * spliced raw. Without ONLY: the query returns the rows of the whole tree,
  * like the direct path. tableoid and ctid are selected when kmeans()
  * returns them (tableoid only for a tree: a lone table's is the OID the
- * caller passed); otherwise only where the caller may select them anyway,
- * so that an error can still name the row (a role allowed SELECT (x) must
+ * caller passed); otherwise only where the caller may select them anyway
+ * (not hide_tids, hide_tables), so that an error can still name the row (a role allowed SELECT (x) must
  * be able to cluster x, as SELECT x works for it).
  */
 static void
@@ -38,11 +38,8 @@ scan_query(PgkmScan *s, Relation rel)
 	StringInfoData q;
 	Portal		portal;
 	int			nestlevel;
-	Oid			relid = RelationGetRelid(rel);
-	bool		with_table = rel->rd_rel->relhassubclass &&
-		(s->need_tids || pgkm_may_select_column(relid, TableOidAttributeNumber));
-	bool		with_tid = s->need_tids ||
-		pgkm_may_select_column(relid, SelfItemPointerAttributeNumber);
+	bool		with_table = rel->rd_rel->relhassubclass && !s->hide_tables;
+	bool		with_tid = !s->hide_tids;
 	int			first = (with_table ? 1 : 0) + (with_tid ? 1 : 0) + 1;
 
 	for (int i = 0; i < s->ncols; i++)
@@ -59,7 +56,7 @@ scan_query(PgkmScan *s, Relation rel)
 					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 												RelationGetRelationName(rel)));
 	if (!with_table)
-		pgkm_scan_note_table(s, rel->rd_rel->relhassubclass ? InvalidOid : relid);
+		pgkm_scan_note_table(s, rel->rd_rel->relhassubclass ? InvalidOid : RelationGetRelid(rel));
 
 	/* heap scans from block 0 (read.cpp's header); reverted below, or by the abort on ERROR */
 	nestlevel = NewGUCNestLevel();
